@@ -1,0 +1,165 @@
+"""The reward-family interface shared by every family in jbai.
+
+A family is a set of distributions on the real line parameterised by their mean
+m in a compact mean space Theta = [lo, hi] (the paper's Assumption 1). jbai only
+ever touches a family through the fields of `Family`, so a user adds a family by
+building one of these records in their own code (see README, "Your own family").
+
+Per-arm data are kept as fixed-size sufficient statistics: a trial accumulates
+`stat(x)` (shape [stat_dim]) over the rewards x of each arm, and `stats[..., 0]`
+is always the sum of the rewards, so that the sample mean is available for every
+family. The MLE is computed from the same statistics by `mle`.
+"""
+
+from typing import Callable, NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.typing import ArrayLike
+
+
+class Family(NamedTuple):
+  """A mean-parameterised reward family.
+
+  Every function is pure, elementwise (it broadcasts over leading axes) and
+  jit/vmap/grad friendly.
+
+  Attributes:
+    name: short name, used on the command line.
+    lo: lower end of the mean space Theta.
+    hi: upper end of the mean space Theta.
+    kl: kl(m, m2) = KL(P_m || P_m2), elementwise.
+    sample: sample(key, means) -> one reward per mean, same shape as `means`.
+    stat_dim: number S of sufficient statistics accumulated per arm.
+    stat: stat(x) -> [..., S] contribution of reward x; stat(x)[..., 0] == x.
+    mean: mean(n, stats) -> sample mean projected on Theta ([...], stats [..., S]).
+    mle: mle(n, stats) -> maximum-likelihood mean projected on Theta.
+    fisher: fisher(m) -> Fisher information of the mean parameter.
+    log_density: log_density(x, m) -> log pi(x | m).
+    transport_x: optional closed-form minimiser x*(w_a, m_a, w_b, m_b) of
+      w_a kl(m_a, x) + w_b kl(m_b, x); None means golden-section search.
+    posterior_sample: optional posterior_sample(key, n, stats) -> one draw of
+      each arm's mean from the conjugate posterior (used by Thompson-sampling
+      rules), projected on Theta.
+    curvature: optional sigma^2 > 0 with -d^2/dm^2 log pi(x | m) >= sigma^2 for
+      every x and m in Theta (the paper's Assumption 7), used by the `paper`
+      stopping threshold.
+    params: the family's parameters, for display (e.g. {"sigma": 1.0}).
+  """
+
+  name: str
+  lo: float
+  hi: float
+  kl: Callable[[jax.Array, jax.Array], jax.Array]
+  sample: Callable[[jax.Array, jax.Array], jax.Array]
+  stat_dim: int
+  stat: Callable[[jax.Array], jax.Array]
+  mean: Callable[[jax.Array, jax.Array], jax.Array]
+  mle: Callable[[jax.Array, jax.Array], jax.Array]
+  fisher: Callable[[jax.Array], jax.Array]
+  log_density: Callable[[jax.Array, jax.Array], jax.Array]
+  transport_x: Optional[Callable[..., jax.Array]] = None
+  posterior_sample: Optional[Callable[..., jax.Array]] = None
+  curvature: Optional[float] = None
+  params: tuple = ()
+
+  def __repr__(self):
+    extra = "".join(f", {k}={v}" for k, v in self.params)
+    return f"{self.name}(lo={self.lo}, hi={self.hi}{extra})"
+
+  def __hash__(self):
+    return hash((self.name, self.lo, self.hi, self.params))
+
+  def __eq__(self, other):
+    return (isinstance(other, Family) and
+            (self.name, self.lo, self.hi, self.params) ==
+            (other.name, other.lo, other.hi, other.params))
+
+
+def project(family: Family, m: ArrayLike) -> jax.Array:
+  """Projects means on Theta = [lo, hi]."""
+  return jnp.clip(m, family.lo, family.hi)
+
+
+def sample_mean(family_lo: float, family_hi: float):
+  """Builds `mean(n, stats)`: the projected sample mean (0/0 -> lo)."""
+
+  def mean(n, stats):
+    n = jnp.asarray(n)
+    total = stats[..., 0]
+    m = total / jnp.maximum(n, 1).astype(total.dtype)
+    return jnp.clip(jnp.where(n > 0, m, family_lo), family_lo, family_hi)
+
+  return mean
+
+
+def weighted_mean(w_a, m_a, w_b, m_b):
+  """Closed-form transport minimiser of exponential families (x is sufficient).
+
+  For a one-parameter exponential family in its mean parameterisation,
+  d/dx [w_a KL(m_a, x) + w_b KL(m_b, x)] = (w_a + w_b)(x - xbar) / V(x) with
+  V the variance function, so the minimiser is the weighted mean xbar.
+  """
+  total = w_a + w_b
+  safe = jnp.where(total > 0, total, 1)
+  return jnp.where(total > 0, (w_a * m_a + w_b * m_b) / safe, 0.5 * (m_a + m_b))
+
+
+def exponential_family(*, name, lo, hi, kl, sample, fisher, log_density,
+                       posterior_sample, curvature=None, params=()) -> Family:
+  """A one-parameter exponential family with the reward x as sufficient statistic.
+
+  Its MLE is the sample mean, and its transport minimiser is the weighted mean.
+  """
+  mean = sample_mean(lo, hi)
+  return Family(
+      name=name, lo=float(lo), hi=float(hi), kl=kl, sample=sample, stat_dim=1,
+      stat=lambda x: jnp.asarray(x)[..., None], mean=mean, mle=mean,
+      fisher=fisher, log_density=log_density, transport_x=weighted_mean,
+      posterior_sample=posterior_sample, curvature=curvature,
+      params=tuple(params))
+
+
+def tiny(x: ArrayLike) -> jax.Array:
+  """A small positive number of the dtype of x, safe inside logs."""
+  x = jnp.asarray(x)
+  dtype = x.dtype if jnp.issubdtype(x.dtype, jnp.floating) else jnp.float32
+  return jnp.asarray(jnp.finfo(dtype).tiny ** 0.5, dtype)
+
+
+def check_means(family: Family, means) -> np.ndarray:
+  """Validates bandit means at the Python boundary.
+
+  Args:
+    family: the reward family.
+    means: [K] or [I, K] arm means.
+
+  Returns:
+    The means as a float numpy array.
+
+  Raises:
+    ValueError: naming the bad value, for fewer than two arms, a NaN, a mean
+      outside Theta, or a tie for the best arm.
+  """
+  arr = np.asarray(means, dtype=float)
+  if arr.ndim not in (1, 2):
+    raise ValueError(f"means must have shape [K] or [I, K], got shape {arr.shape}")
+  rows = arr.reshape(-1, arr.shape[-1])
+  if rows.shape[-1] < 2:
+    raise ValueError(f"need at least two arms, got K={rows.shape[-1]}: {arr.tolist()}")
+  for row in rows:
+    if np.isnan(row).any():
+      raise ValueError(f"means contain NaN: {row.tolist()}")
+    bad = row[(row < family.lo) | (row > family.hi)]
+    if bad.size:
+      raise ValueError(
+          f"mean {bad[0]!r} is outside Theta = [{family.lo}, {family.hi}] of the "
+          f"{family.name} family (means {row.tolist()})")
+    top = row.max()
+    if np.sum(row == top) > 1:
+      raise ValueError(
+          f"tie for the best arm at mean {top!r}: arms "
+          f"{np.flatnonzero(row == top).tolist()} of {row.tolist()}; the best arm "
+          "must be unique")
+  return arr

@@ -1,0 +1,52 @@
+"""Bernoulli rewards parameterised by their mean p."""
+
+import jax
+import jax.numpy as jnp
+from jax.scipy.special import xlogy
+
+from jbai.families.base import Family, exponential_family, tiny
+
+
+def bernoulli(lo: float = 0.0, hi: float = 1.0) -> Family:
+  """Bernoulli(p) rewards.
+
+  KL(p, q) = p log(p/q) + (1-p) log((1-p)/(1-q)), computed with 0 log 0 = 0 and q
+  kept a hair inside (0, 1), so that it is finite at the edges of Theta = [0, 1].
+  The posterior under a uniform prior is Beta(1 + S, 1 + n - S).
+
+  Example:
+    >>> fam = bernoulli()
+    >>> round(float(fam.kl(0.5, 0.5)), 6)
+    0.0
+  """
+  if not 0.0 <= lo < hi <= 1.0:
+    raise ValueError(f"Theta = [{lo}, {hi}] must be inside [0, 1] with lo < hi")
+
+  def kl(p, q):
+    p = jnp.asarray(p) * 1.0
+    q = jnp.asarray(q) * 1.0
+    eps = tiny(q)
+    q = jnp.clip(q, eps, 1 - jnp.finfo(q.dtype).eps)
+    return xlogy(p, p) - xlogy(p, q) + xlogy(1 - p, 1 - p) - xlogy(1 - p, 1 - q)
+
+  def sample(key, means):
+    means = jnp.asarray(means)
+    u = jax.random.uniform(key, means.shape, means.dtype)
+    return (u < means).astype(means.dtype)
+
+  def fisher(p):
+    p = jnp.clip(p, tiny(p), 1 - jnp.finfo(jnp.asarray(p * 1.0).dtype).eps)
+    return 1 / (p * (1 - p))
+
+  def log_density(x, p):
+    return xlogy(x, p) + xlogy(1 - x, 1 - p)
+
+  def posterior_sample(key, n, stats):
+    s = stats[..., 0]
+    draw = jax.random.beta(key, 1 + s, 1 + n.astype(s.dtype) - s)
+    return jnp.clip(draw, lo, hi)
+
+  # -d^2/dp^2 log pi(x|p) = x/p^2 + (1-x)/(1-p)^2 >= 1 for p in [0, 1].
+  return exponential_family(
+      name="bernoulli", lo=lo, hi=hi, kl=kl, sample=sample, fisher=fisher,
+      log_density=log_density, posterior_sample=posterior_sample, curvature=1.0)

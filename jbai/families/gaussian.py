@@ -1,0 +1,48 @@
+"""Gaussian rewards with known standard deviation sigma, parameterised by the mean."""
+
+import jax
+import jax.numpy as jnp
+
+from jbai.families.base import Family, exponential_family
+
+
+def gaussian(sigma: float = 1.0, lo: float = -1e4, hi: float = 1e4) -> Family:
+  """Gaussian N(m, sigma^2) rewards.
+
+  KL(m, m2) = (m - m2)^2 / (2 sigma^2); Fisher information 1 / sigma^2; the
+  posterior under a flat prior is N(mean, sigma^2 / n).
+
+  Example:
+    >>> fam = gaussian(sigma=1.0)
+    >>> float(fam.kl(1.0, 0.0))
+    0.5
+  """
+  if not sigma > 0:
+    raise ValueError(f"sigma must be > 0, got {sigma!r}")
+  if not lo < hi:
+    raise ValueError(f"need lo < hi for Theta, got [{lo}, {hi}]")
+  var = sigma * sigma
+
+  def kl(m, m2):
+    return (m - m2) ** 2 / (2 * var)
+
+  def sample(key, means):
+    means = jnp.asarray(means)
+    return means + sigma * jax.random.normal(key, means.shape, means.dtype)
+
+  def fisher(m):
+    return jnp.full_like(jnp.asarray(m, float), 1 / var)
+
+  def log_density(x, m):
+    return -((x - m) ** 2) / (2 * var) - 0.5 * jnp.log(2 * jnp.pi * var)
+
+  def posterior_sample(key, n, stats):
+    n = jnp.maximum(n, 1).astype(stats.dtype)
+    m = stats[..., 0] / n
+    draw = m + sigma / jnp.sqrt(n) * jax.random.normal(key, m.shape, m.dtype)
+    return jnp.clip(draw, lo, hi)
+
+  return exponential_family(
+      name="gaussian", lo=lo, hi=hi, kl=kl, sample=sample, fisher=fisher,
+      log_density=log_density, posterior_sample=posterior_sample,
+      curvature=1 / var, params=(("sigma", float(sigma)),))

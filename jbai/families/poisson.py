@@ -1,0 +1,50 @@
+"""Poisson rewards parameterised by their mean lambda."""
+
+import jax
+import jax.numpy as jnp
+from jax.scipy.special import gammaln, xlogy
+
+from jbai.families.base import Family, exponential_family, tiny
+
+
+def poisson(lo: float = 0.0, hi: float = 1e3) -> Family:
+  """Poisson(lambda) rewards.
+
+  KL(l, l2) = l log(l / l2) - l + l2, with 0 log 0 = 0 and l2 kept above a tiny
+  positive number so that it is finite at lambda = 0. The posterior under the
+  Gamma(1, 0) (flat) prior is Gamma(1 + S, n).
+
+  Example:
+    >>> fam = poisson()
+    >>> round(float(fam.kl(2.0, 2.0)), 6)
+    0.0
+  """
+  if not 0.0 <= lo < hi:
+    raise ValueError(f"Theta = [{lo}, {hi}] must satisfy 0 <= lo < hi")
+
+  def kl(m, m2):
+    m = jnp.asarray(m) * 1.0
+    m2 = jnp.maximum(jnp.asarray(m2) * 1.0, tiny(m2 * 1.0))
+    return xlogy(m, m) - xlogy(m, m2) - m + m2
+
+  def sample(key, means):
+    means = jnp.asarray(means)
+    return jax.random.poisson(key, means, means.shape).astype(means.dtype)
+
+  def fisher(m):
+    return 1 / jnp.maximum(m, tiny(m * 1.0))
+
+  def log_density(x, m):
+    return xlogy(x, m) - m - gammaln(x + 1)
+
+  def posterior_sample(key, n, stats):
+    s = stats[..., 0]
+    n = jnp.maximum(n, 1).astype(s.dtype)
+    draw = jax.random.gamma(key, 1 + s) / n
+    return jnp.clip(draw, lo, hi)
+
+  # -d^2/dm^2 log pi(x|m) = x / m^2, which is 0 at x = 0: Assumption 7 fails.
+  return exponential_family(
+      name="poisson", lo=lo, hi=hi, kl=kl, sample=sample, fisher=fisher,
+      log_density=log_density, posterior_sample=posterior_sample,
+      curvature=None)

@@ -1,0 +1,72 @@
+"""The sampling-rule interface and the helpers every rule shares.
+
+A rule is a NamedTuple of two pure functions (optax's GradientTransformation
+style), built by a factory that closes over the rule's hyper-parameters:
+
+  init(num_arms) -> rule_state                      (any pytree; () if none)
+  select(key, family, arm_stats, rule_state) -> (arm, rule_state)
+
+`select` sees the statistics of the rewards so far (`jbai.state.ArmStats`) and
+returns the next arm to pull (int32 scalar). It must be jit- and vmap-able and
+must not depend on anything but its arguments, so that a trial is a
+deterministic function of its PRNG key.
+"""
+
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jbai.families.base import Family
+from jbai.state import ArmStats
+
+
+class Rule(NamedTuple):
+  name: str
+  init: Callable[[int], Any]
+  select: Callable[[jax.Array, Family, ArmStats, Any], tuple]
+  params: tuple = ()  # ((name, value), ...) for display
+
+  def __repr__(self):
+    return f"{self.name}({', '.join(f'{k}={v}' for k, v in self.params)})"
+
+  def __hash__(self):
+    return hash((self.name, self.params))
+
+  def __eq__(self, other):
+    return (isinstance(other, Rule) and
+            (self.name, self.params) == (other.name, other.params))
+
+
+def no_state(num_arms: int):
+  del num_arms
+  return ()
+
+
+def argmax_random_ties(key: jax.Array, values: jax.Array) -> jax.Array:
+  """Index of a maximum of `values`, ties broken uniformly at random."""
+  is_max = values >= jnp.max(values)
+  u = jax.random.uniform(key, values.shape)
+  return jnp.argmax(jnp.where(is_max, u, -1.0)).astype(jnp.int32)
+
+
+def argmin_random_ties(key: jax.Array, values: jax.Array) -> jax.Array:
+  """Index of a minimum of `values`, ties broken uniformly at random."""
+  return argmax_random_ties(key, -values)
+
+
+def least_sampled(counts: jax.Array) -> jax.Array:
+  """The least-sampled arm (lowest index among ties)."""
+  return jnp.argmin(counts).astype(jnp.int32)
+
+
+def under_explored(counts: jax.Array, t: jax.Array) -> jax.Array:
+  """True when some arm has T_t(i) <= ceil(sqrt(t / K)) (the paper's set U_t)."""
+  num_arms = counts.shape[-1]
+  bound = jnp.ceil(jnp.sqrt(t / num_arms))
+  return jnp.min(counts) <= bound
+
+
+def leader(key: jax.Array, arm_stats: ArmStats) -> jax.Array:
+  """The empirical top arm a_t^top: argmax of the projected sample means."""
+  return argmax_random_ties(key, arm_stats.mean)

@@ -1,0 +1,41 @@
+"""Per-trial bandit state shared by the engine, the sampling rules and the thresholds."""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jbai.families.base import Family
+
+
+class ArmStats(NamedTuple):
+  """What a trial knows after t rewards: the input of rules and thresholds."""
+
+  counts: jax.Array  # [K] int32, T_t(i)
+  stats: jax.Array   # [K, S] float, summed sufficient statistics (stats[:, 0] = sum x)
+  t: jax.Array       # [] int32, number of rewards so far
+  mean: jax.Array    # [K] float, sample means projected on Theta (used by rules)
+  mle: jax.Array     # [K] float, MLEs projected on Theta (used by stopping)
+
+
+def arm_stats(family: Family, counts: jax.Array, stats: jax.Array,
+              t: jax.Array) -> ArmStats:
+  """Builds ArmStats, computing the projected sample means and MLEs."""
+  return ArmStats(counts=counts, stats=stats, t=t,
+                  mean=family.mean(counts, stats), mle=family.mle(counts, stats))
+
+
+def empty_stats(family: Family, num_arms: int, dtype=None) -> ArmStats:
+  """ArmStats of a trial that has seen nothing."""
+  dtype = dtype or jnp.zeros(()).dtype
+  return arm_stats(family, jnp.zeros(num_arms, jnp.int32),
+                   jnp.zeros((num_arms, family.stat_dim), dtype),
+                   jnp.zeros((), jnp.int32))
+
+
+def observe(family: Family, arm_stats_: ArmStats, arm: jax.Array,
+            reward: jax.Array) -> ArmStats:
+  """Adds one reward of `arm`."""
+  counts = arm_stats_.counts.at[arm].add(1)
+  stats = arm_stats_.stats.at[arm].add(family.stat(reward).astype(arm_stats_.stats.dtype))
+  return arm_stats(family, counts, stats, arm_stats_.t + 1)
