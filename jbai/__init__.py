@@ -1,7 +1,25 @@
-"""jbai: fixed-confidence best-arm identification in JAX."""
+"""jbai: fixed-confidence best-arm identification in JAX.
 
-from jbai import families
+The flat public API:
+  jbai.families.gaussian() / bernoulli() / poisson() / exponential()
+  jbai.rules.tcb() / itcb() / ... and jbai.rules.get(name)
+  jbai.thresholds.gk16() / kk() / paper()
+  jbai.oracle.optimal_allocation(family, means)
+  jbai.simulate(key, family, means, rule, delta, n_trials)
+  jbai.trace(key, family, means, rule, horizon, n_trials)
+  jbai.transport_cost, jbai.gamma
+"""
+
+from jbai import families, oracle, rules, thresholds
+from jbai.engine import Result, Trace, simulate, stopping_statistic, trace
 from jbai.families import Family
+from jbai.rules import Rule
+from jbai.state import ArmStats, arm_stats
+from jbai.thresholds import Threshold
 from jbai.transport import gamma, golden_section, pair_costs, transport_cost
 
 __version__ = "0.1.0"
+
+__all__ = ["ArmStats", "Family", "Result", "Rule", "Threshold", "Trace", "arm_stats",
+           "families", "gamma", "golden_section", "oracle", "pair_costs", "rules",
+           "simulate", "stopping_statistic", "thresholds", "trace", "transport_cost"]

@@ -36,6 +36,9 @@ def empty_stats(family: Family, num_arms: int, dtype=None) -> ArmStats:
 def observe(family: Family, arm_stats_: ArmStats, arm: jax.Array,
             reward: jax.Array) -> ArmStats:
   """Adds one reward of `arm`."""
-  counts = arm_stats_.counts.at[arm].add(1)
-  stats = arm_stats_.stats.at[arm].add(family.stat(reward).astype(arm_stats_.stats.dtype))
+  # One-hot updates rather than scatters: they vectorise under vmap.
+  one_hot = jnp.arange(arm_stats_.counts.shape[-1]) == arm
+  counts = arm_stats_.counts + one_hot.astype(arm_stats_.counts.dtype)
+  stat = family.stat(reward).astype(arm_stats_.stats.dtype)
+  stats = arm_stats_.stats + jnp.where(one_hot[:, None], stat, 0)
   return arm_stats(family, counts, stats, arm_stats_.t + 1)

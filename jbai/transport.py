@@ -124,10 +124,11 @@ def pair_costs(family: Family, w: ArrayLike, means: ArrayLike, leader: ArrayLike
   w = jnp.asarray(w) * 1.0
   means = jnp.asarray(means) * 1.0
   leader = jnp.asarray(leader)
-  w_a = jnp.take_along_axis(w, leader[..., None], axis=-1)
-  m_a = jnp.take_along_axis(means, leader[..., None], axis=-1)
-  costs = transport_cost(family, w_a, m_a, w, means, method).value
   is_leader = jnp.arange(means.shape[-1]) == leader[..., None]
+  # Selecting with a mask rather than a gather: it vectorises under vmap.
+  w_a = jnp.sum(jnp.where(is_leader, w, 0), axis=-1, keepdims=True)
+  m_a = jnp.sum(jnp.where(is_leader, means, 0), axis=-1, keepdims=True)
+  costs = transport_cost(family, w_a, m_a, w, means, method).value
   return jnp.where(is_leader, jnp.inf, costs)
 
 

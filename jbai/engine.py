@@ -1,0 +1,506 @@
+"""The simulation engine: trials stepped by lax.while_loop over a pool of lanes.
+
+A trial is a pure function of its PRNG key: trial number n (counting instances
+first: n = instance * n_trials + j) uses key fold_in(key, n), and its step t uses
+fold_in(trial_key, t), split between the rule and the reward. A fixed pool of
+`lanes` lanes runs the trials, vmapped: a lane whose trial ends writes its result
+to an output slot and starts the next pending trial at once (lane recycling), so
+that heavy-tailed stopping times do not leave most lanes idle. The results are
+identical for any pool size and any chunk size.
+
+Each step of a running lane, with the statistics of the t rewards so far:
+  1. stopping (eq. stop): top = argmax of the projected sample means (lowest index
+     among ties), Lambda_t(top, i) = transport cost with the counts as weights and
+     the MLEs as means (eq. GLLR), ch = argmin_i Lambda_t(top, i), and every delta
+     whose threshold Lambda_t(top, ch) crosses for the first time records
+     tau = t and answer = top;
+  2. the trial ends when every delta has crossed or t reaches max_steps (the cap;
+     such a trial is counted in `hit_cap`, never dropped);
+  3. otherwise the rule selects an arm, the family samples a reward, and the
+     statistics are updated.
+
+The loop runs in chunks of `chunk` steps (one compiled program per rule, family,
+threshold, K, number of deltas and pool size), so that the host can report
+progress and save results between chunks; n_trials, the means, delta and
+max_steps are runtime values and never cause a recompilation.
+"""
+
+import functools
+import math
+import time
+from typing import Any, Callable, NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jbai import thresholds as thresholds_lib
+from jbai.families.base import Family, check_means
+from jbai.rules.base import Rule
+from jbai.state import ArmStats, arm_stats, empty_stats, observe
+from jbai.transport import gamma, pair_costs
+
+
+REFILL_EVERY = 8  # steps between writing results and refilling finished lanes
+
+
+class Lane(NamedTuple):
+  """One lane of the pool, running one trial (or idle)."""
+
+  stats: ArmStats     # statistics of the trial's rewards
+  rule_state: Any     # the rule's state
+  key: jax.Array      # [2] uint32, the trial's key
+  index: jax.Array    # [] int32, trial number, -1 when idle
+  means: jax.Array    # [K] float, the trial's instance
+  tau: jax.Array      # [D] int32, first crossing time per delta (0: none yet)
+  answer: jax.Array   # [D] int32, answer at that crossing
+  done: jax.Array     # [] bool, trial ended, result not yet written
+
+
+class Slots(NamedTuple):
+  """Results written by the lanes during one chunk."""
+
+  index: jax.Array    # [M] int32, trial number (-1: unused slot)
+  tau: jax.Array      # [M, D] int32
+  answer: jax.Array   # [M, D] int32
+  counts: jax.Array   # [M, K] int32, final counts
+  steps: jax.Array    # [M] int32, length of the trial
+
+
+class Pool(NamedTuple):
+  """The carry of the chunked loop."""
+
+  lanes: Lane             # [L] lanes
+  slots: Slots            # [M] output slots
+  written: jax.Array      # [] int32, slots used in this chunk
+  next_trial: jax.Array   # [] int32, next trial number to start
+  useful: jax.Array       # [] int32, lane-steps that advanced a trial, this chunk
+  steps: jax.Array        # [] int32, loop iterations, this chunk
+
+
+class Config(NamedTuple):
+  """Runtime values of a simulation (no recompilation when they change)."""
+
+  key: jax.Array          # [2] uint32, base key
+  means: jax.Array        # [I, K] float
+  n_trials: jax.Array     # [] int32, trials per instance
+  max_steps: jax.Array    # [] int32, cap on the steps of a trial
+  thr_params: Any         # threshold parameters (from Threshold.init)
+
+
+def stopping_statistic(family: Family, stats: ArmStats):
+  """(top, challenger, Lambda_t(top, challenger)) of the GLLR stopping rule."""
+  top = jnp.argmax(stats.mean).astype(jnp.int32)
+  glr = pair_costs(family, stats.counts, stats.mle, top)
+  ch = jnp.argmin(glr).astype(jnp.int32)
+  return top, ch, glr[ch]
+
+
+def _start(family: Family, rule: Rule, config: Config, index, num_arms: int,
+           n_deltas: int) -> Lane:
+  """A lane starting trial `index` (idle if index < 0)."""
+  instance = jnp.maximum(index, 0) // config.n_trials
+  dtype = config.means.dtype
+  return Lane(
+      stats=empty_stats(family, num_arms, dtype),
+      rule_state=rule.init(num_arms),
+      key=jax.random.fold_in(config.key, jnp.maximum(index, 0)),
+      index=index.astype(jnp.int32),
+      means=config.means[instance],
+      tau=jnp.zeros(n_deltas, jnp.int32),
+      answer=jnp.zeros(n_deltas, jnp.int32),
+      done=jnp.asarray(False))
+
+
+def _step_lane(family: Family, rule: Rule, threshold, config: Config, lane: Lane):
+  """Advances one running lane by one step (a no-op for idle or done lanes)."""
+  running = (lane.index >= 0) & ~lane.done
+  stats = lane.stats
+  top, ch, glr = stopping_statistic(family, stats)
+  beta = threshold.value(config.thr_params, family, stats, top, ch)
+  crossed = (lane.tau == 0) & (glr > beta) & running
+  tau = jnp.where(crossed, stats.t, lane.tau)
+  answer = jnp.where(crossed, top, lane.answer)
+  ends = running & (jnp.all(tau > 0) | (stats.t >= config.max_steps))
+
+  k_rule, k_reward = jax.random.split(jax.random.fold_in(lane.key, stats.t))
+  arm, rule_state = rule.select(k_rule, family, stats, lane.rule_state)
+  reward = family.sample(k_reward, lane.means[arm])
+  advance = running & ~ends
+  new_stats = observe(family, stats, arm, reward)
+  stats = jax.tree.map(lambda new, old: jnp.where(advance, new, old), new_stats, stats)
+  rule_state = jax.tree.map(lambda new, old: jnp.where(advance, new, old),
+                            rule_state, lane.rule_state)
+  lane = lane._replace(stats=stats, rule_state=rule_state, tau=tau, answer=answer,
+                       done=lane.done | ends)
+  return lane, advance
+
+
+def build_chunk(family: Family, rule: Rule, threshold, num_arms: int,
+                n_deltas: int, n_lanes: int, chunk: int) -> Callable:
+  """The pure function that runs up to `chunk` steps of the pool.
+
+  Returns:
+    chunk_fn(pool, config, total) -> pool, where total is the number of trials
+    (instances * n_trials). Exposed so that tests can count traces.
+  """
+  n_slots = 2 * n_lanes + REFILL_EVERY
+  start = functools.partial(_start, family, rule)
+  step = functools.partial(_step_lane, family, rule, threshold)
+
+  def write_and_refill(pool: Pool, config: Config, total) -> Pool:
+    lanes = pool.lanes
+    finished = lanes.done & (lanes.index >= 0)
+    slot = pool.written + jnp.cumsum(finished) - 1
+    written = finished & (slot < n_slots)
+    target = jnp.where(written, slot, n_slots)  # out of range: dropped
+    slots = Slots(
+        index=pool.slots.index.at[target].set(lanes.index, mode="drop"),
+        tau=pool.slots.tau.at[target].set(lanes.tau, mode="drop"),
+        answer=pool.slots.answer.at[target].set(lanes.answer, mode="drop"),
+        counts=pool.slots.counts.at[target].set(lanes.stats.counts, mode="drop"),
+        steps=pool.slots.steps.at[target].set(lanes.stats.t, mode="drop"))
+    # Written and idle lanes take the next pending trials, in lane order.
+    free = written | (lanes.index < 0)
+    new_index = pool.next_trial + jnp.cumsum(free) - 1
+    new_index = jnp.where(new_index < total, new_index, -1).astype(jnp.int32)
+    fresh = jax.vmap(lambda i: start(config, i, num_arms, n_deltas))(new_index)
+    lanes = jax.tree.map(
+        lambda f, old: jnp.where(free.reshape((-1,) + (1,) * (f.ndim - 1)), f, old),
+        fresh, lanes)
+    started = jnp.sum(free & (new_index >= 0)).astype(jnp.int32)
+    return pool._replace(lanes=lanes, slots=slots,
+                         written=pool.written + jnp.sum(written).astype(jnp.int32),
+                         next_trial=pool.next_trial + started)
+
+  def chunk_fn(pool: Pool, config: Config, total) -> Pool:
+    pool = pool._replace(
+        slots=pool.slots._replace(index=jnp.full((n_slots,), -1, jnp.int32)),
+        written=jnp.zeros((), jnp.int32), useful=jnp.zeros((), jnp.int32),
+        steps=jnp.zeros((), jnp.int32))
+
+    def cond(pool):  # ends early when every trial is done or the slots fill up
+      return ((pool.steps < chunk) & jnp.any(pool.lanes.index >= 0) &
+              (pool.written + n_lanes <= n_slots))
+
+    def body(pool):
+      lanes, advanced = jax.vmap(lambda l: step(config, l))(pool.lanes)
+      pool = pool._replace(lanes=lanes, steps=pool.steps + 1,
+                           useful=pool.useful + jnp.sum(advanced, dtype=jnp.int32))
+      # Refilling touches every lane: do it every REFILL_EVERY steps only.
+      refill = (pool.steps % REFILL_EVERY == 0) & jnp.any(pool.lanes.done)
+      return jax.lax.cond(refill, lambda p: write_and_refill(p, config, total),
+                          lambda p: p, pool)
+
+    return jax.lax.while_loop(cond, body, write_and_refill(pool, config, total))
+
+  return chunk_fn
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(family, rule, threshold, num_arms, n_deltas, n_lanes, chunk):
+  return jax.jit(build_chunk(family, rule, threshold, num_arms, n_deltas, n_lanes, chunk))
+
+
+def _initial_pool(family, rule, config, num_arms, n_deltas, n_lanes) -> Pool:
+  idle = jnp.full((n_lanes,), -1, jnp.int32)
+  lanes = jax.vmap(lambda i: _start(family, rule, config, i, num_arms, n_deltas))(idle)
+  n_slots = 2 * n_lanes + REFILL_EVERY
+  slots = Slots(index=jnp.full((n_slots,), -1, jnp.int32),
+                tau=jnp.zeros((n_slots, n_deltas), jnp.int32),
+                answer=jnp.zeros((n_slots, n_deltas), jnp.int32),
+                counts=jnp.zeros((n_slots, num_arms), jnp.int32),
+                steps=jnp.zeros((n_slots,), jnp.int32))
+  zero = jnp.zeros((), jnp.int32)
+  return Pool(lanes, slots, zero, zero, zero, zero)
+
+
+class Result(NamedTuple):
+  """Per-trial results of `simulate`, with leading axes [I, n_trials] (I dropped
+  for a single instance) and a trailing delta axis [D] (dropped for a scalar delta)."""
+
+  tau: np.ndarray       # int, stopping time (max_steps where the cap was hit)
+  answer: np.ndarray    # int, the empirical top arm at stopping (-1 at the cap)
+  correct: np.ndarray   # bool, answer is the best arm
+  hit_cap: np.ndarray   # bool, the trial reached max_steps before crossing
+  counts: np.ndarray    # int [..., K], final counts
+  steps: np.ndarray     # int, length of the trial (the largest tau)
+  summary: list         # one Summary dict per (instance, delta)
+  stats: dict           # run statistics: wall/compile seconds, lane utilisation, ...
+
+
+def _resolve(family, rule, threshold):
+  from jbai import families as families_lib
+  from jbai import rules as rules_lib
+  if isinstance(family, str):
+    family = families_lib.get(family)
+  if isinstance(rule, str):
+    rule = rules_lib.get(rule)
+  if isinstance(threshold, str):
+    threshold = thresholds_lib.get(threshold)
+  check = getattr(thresholds_lib, "check", None)
+  if check is not None:
+    check(threshold, family)
+  return family, rule, threshold
+
+
+def check_delta(delta) -> np.ndarray:
+  """Validates delta (a scalar or a vector), every entry in (0, 1)."""
+  arr = np.atleast_1d(np.asarray(delta, dtype=float))
+  if arr.ndim != 1 or arr.size == 0:
+    raise ValueError(f"delta must be a number or a 1-d list, got {delta!r}")
+  for d in arr:
+    if not 0.0 < d < 1.0:
+      raise ValueError(f"delta must be in (0, 1), got {d!r}")
+  return arr
+
+
+def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
+             threshold="gk16", max_steps: int = 1_000_000, lanes: Optional[int] = None,
+             chunk: int = 2048, progress: Optional[Callable] = None,
+             on_chunk: Optional[Callable] = None) -> Result:
+  """Runs n_trials trials of a BAI algorithm on one instance or a batch of instances.
+
+  Args:
+    key: PRNG key; the same key gives identical results.
+    family: a `Family` (or a built-in name).
+    means: [K] or [I, K] arm means.
+    rule: a `Rule` (or a registered name).
+    delta: confidence level in (0, 1), or a 1-d list of levels: one trajectory
+      then records the first crossing of every level's threshold (the sampling
+      rules do not depend on delta) and runs until the smallest level crosses.
+    n_trials: trials per instance.
+    threshold: a `Threshold` (or "gk16", "kk", "paper").
+    max_steps: cap on the length of a trial; trials that reach it are reported
+      in `hit_cap` (and counted as errors in the summary's error rate).
+    lanes: size of the pool of lanes (default: min(total trials, 2048)).
+    chunk: steps per compiled chunk between host callbacks.
+    progress: optional callback(done_trials, total_trials, lane_steps).
+    on_chunk: optional callback(partial_result_dict) after each chunk.
+
+  Returns:
+    A `Result`.
+
+  Example:
+    >>> import jax, jbai
+    >>> res = jbai.simulate(jax.random.key(0), "gaussian", [1.0, 0.0], "tcb",
+    ...                     delta=0.1, n_trials=20)
+    >>> res.tau.shape
+    (20,)
+  """
+  family, rule, threshold = _resolve(family, rule, threshold)
+  means_np = check_means(family, means)
+  deltas = check_delta(delta)
+  if int(n_trials) < 1:
+    raise ValueError(f"n_trials must be >= 1, got {n_trials!r}")
+  if int(max_steps) < 1 or int(max_steps) >= 2**31 - 1:
+    raise ValueError(f"max_steps must be in [1, 2^31 - 1), got {max_steps!r}")
+  table = means_np.reshape(-1, means_np.shape[-1])
+  n_inst, num_arms = table.shape
+  total = n_inst * int(n_trials)
+  n_lanes = int(lanes or min(total, 2048))
+  dtype = jnp.zeros(()).dtype
+  fn = _compiled(family, rule, threshold, num_arms, len(deltas), n_lanes, int(chunk))
+  config = Config(key=_raw_key(key), means=jnp.asarray(table, dtype),
+                  n_trials=jnp.asarray(n_trials, jnp.int32),
+                  max_steps=jnp.asarray(max_steps, jnp.int32),
+                  thr_params=threshold.init(jnp.asarray(deltas, dtype), num_arms))
+  pool = _initial_pool(family, rule, config, num_arms, len(deltas), n_lanes)
+  total_j = jnp.asarray(total, jnp.int32)
+
+  out_tau = np.zeros((total, len(deltas)), np.int64)
+  out_answer = np.full((total, len(deltas)), -1, np.int64)
+  out_counts = np.zeros((total, num_arms), np.int64)
+  out_steps = np.zeros(total, np.int64)
+  seen = np.zeros(total, bool)
+  useful = lane_steps = 0
+  t0 = time.perf_counter()
+  compile_s = None
+  while True:
+    pool = fn(pool, config, total_j)
+    s = jax.device_get(pool.slots)
+    n_steps, n_useful = int(pool.steps), int(pool.useful)
+    if compile_s is None:
+      compile_s = time.perf_counter() - t0  # first chunk includes compilation
+    useful += n_useful
+    lane_steps += n_steps * n_lanes
+    got = s.index >= 0
+    idx = s.index[got]
+    out_tau[idx], out_answer[idx] = s.tau[got], s.answer[got]
+    out_counts[idx], out_steps[idx] = s.counts[got], s.steps[got]
+    seen[idx] = True
+    done = int(seen.sum())
+    if progress is not None:
+      progress(done, total, useful)
+    if on_chunk is not None:
+      on_chunk({"index": idx, "tau": s.tau[got], "answer": s.answer[got],
+                "counts": s.counts[got], "steps": s.steps[got]})
+    if done == total:
+      break
+    if n_steps == 0:
+      raise RuntimeError("simulation made no progress")  # defensive: a bug
+  wall = time.perf_counter() - t0
+
+  hit_cap = out_tau == 0
+  tau = np.where(hit_cap, out_steps[:, None], out_tau)
+  answer = np.where(hit_cap, -1, out_answer)
+  best = np.repeat(np.argmax(table, axis=-1), int(n_trials))
+  correct = answer == best[:, None]
+  shape = (n_inst, int(n_trials)) if means_np.ndim == 2 else (int(n_trials),)
+  d_shape = () if np.ndim(delta) == 0 else (len(deltas),)
+
+  def shaped(a, tail=()):
+    return a.reshape(shape + tail)
+
+  summaries = []
+  for i in range(n_inst):
+    sl = slice(i * int(n_trials), (i + 1) * int(n_trials))
+    for d, dlt in enumerate(deltas):
+      summaries.append(summarize(family, table[i], dlt, tau[sl, d], correct[sl, d],
+                                 hit_cap[sl, d], instance=i))
+  run_stats = {"wall_seconds": wall - compile_s if compile_s else wall,
+               "compile_seconds": compile_s, "useful_steps": useful,
+               "lane_steps": lane_steps,
+               "utilisation": useful / lane_steps if lane_steps else 0.0,
+               "lanes": n_lanes, "rule": repr(rule), "family": repr(family),
+               "threshold": repr(threshold)}
+  return Result(tau=shaped(tau, d_shape) if d_shape else shaped(tau[:, 0]),
+                answer=shaped(answer, d_shape) if d_shape else shaped(answer[:, 0]),
+                correct=shaped(correct, d_shape) if d_shape else shaped(correct[:, 0]),
+                hit_cap=shaped(hit_cap, d_shape) if d_shape else shaped(hit_cap[:, 0]),
+                counts=shaped(out_counts, (num_arms,)), steps=shaped(out_steps),
+                summary=summaries, stats=run_stats)
+
+
+def _raw_key(key) -> jax.Array:
+  """Accepts a typed key (jax.random.key) or a raw uint32 key (PRNGKey)."""
+  if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
+    return jax.random.key_data(key)
+  return key
+
+
+def wilson(k: int, n: int, z: float = 1.959964) -> tuple:
+  """Wilson score interval for a binomial proportion k/n."""
+  if n == 0:
+    return (0.0, 1.0)
+  p = k / n
+  den = 1 + z * z / n
+  centre = (p + z * z / (2 * n)) / den
+  half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+  return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def summarize(family: Family, means, delta: float, tau, correct, hit_cap,
+              instance: int = 0) -> dict:
+  """Summary of one (instance, delta): mean tau with a 95% CI, error rate with a
+  Wilson 95% CI, trials at the cap, T*(nu) log(1/delta) and the ratio.
+
+  The error rate counts wrong answers and trials at the cap (they did not return a
+  correct answer); `wrong` counts wrong answers alone. Trials at the cap enter the
+  mean tau at the cap (so that mean is then a lower bound, flagged by hit_cap > 0).
+  """
+  from jbai import oracle
+  n = len(tau)
+  w, gam = oracle.exact_solve(family, np.asarray(means))
+  t_star = 1.0 / float(gam)
+  mean = float(np.mean(tau))
+  half = 1.959964 * float(np.std(tau, ddof=1)) / math.sqrt(n) if n > 1 else float("nan")
+  errors = int(np.sum(~correct))
+  lower_bound = t_star * math.log(1 / delta)
+  return {"instance": instance, "means": [float(m) for m in means], "delta": float(delta),
+          "trials": n, "mean_tau": mean, "tau_ci95": [mean - half, mean + half],
+          "median_tau": float(np.median(tau)), "max_tau": int(np.max(tau)),
+          "error_rate": errors / n, "error_ci95": list(wilson(errors, n)),
+          "wrong": int(np.sum(~correct & ~hit_cap)), "hit_cap": int(np.sum(hit_cap)),
+          "t_star": t_star, "w_star": [float(x) for x in np.asarray(w)],
+          "t_star_log": lower_bound, "ratio": mean / lower_bound}
+
+
+class Trace(NamedTuple):
+  """Trajectories recorded by `trace` at log-spaced times."""
+
+  times: np.ndarray        # [P] int, the recording times
+  proportions: np.ndarray  # [..., n_trials, P, K] float, T_t / t
+  gamma_t: np.ndarray      # [..., n_trials, P] float, Gamma_t(T_t / t) at the sample means
+  top_share: np.ndarray    # [..., n_trials, P] float, T_t(a*) / t for the true best arm
+
+
+def log_times(horizon: int, n_points: int, start: int = 10) -> np.ndarray:
+  """About n_points distinct integer times, log-spaced in [start, horizon]."""
+  times = np.unique(np.geomspace(start, horizon, n_points).astype(np.int64))
+  return times[times >= 1]
+
+
+@functools.lru_cache(maxsize=32)
+def _compiled_advance(family, rule, num_arms):
+
+  def advance(lane: Lane, until):
+    def cond(lane):
+      return lane.stats.t < until
+
+    def body(lane):
+      stats = lane.stats
+      k_rule, k_reward = jax.random.split(jax.random.fold_in(lane.key, stats.t))
+      arm, rule_state = rule.select(k_rule, family, stats, lane.rule_state)
+      reward = family.sample(k_reward, lane.means[arm])
+      return lane._replace(stats=observe(family, stats, arm, reward),
+                           rule_state=rule_state)
+
+    lane = jax.lax.while_loop(cond, body, lane)
+    stats = lane.stats
+    t = jnp.maximum(stats.t, 1).astype(stats.mean.dtype)
+    w = stats.counts / t
+    best = jnp.argmax(lane.means)
+    return lane, (w, gamma(family, stats.mean, w), w[best])
+
+  return jax.jit(jax.vmap(advance, in_axes=(0, None)))
+
+
+def trace(key: jax.Array, family, means, rule, horizon: int, n_trials: int,
+          n_points: int = 40, progress: Optional[Callable] = None) -> Trace:
+  """Runs trials without stopping up to `horizon`, recording at log-spaced times
+  the allocation T_t/t, the empirical transport cost Gamma_t(T_t/t) (computed at
+  the projected sample means, as the rules see it) and the best arm's share.
+
+  Trial n uses the same key as trial n of `simulate` with the same key, so a
+  trace shows the trajectories that `simulate` stops.
+
+  Args:
+    key: PRNG key.
+    family: a `Family` or a built-in name.
+    means: [K] or [I, K] arm means.
+    rule: a `Rule` or a registered name.
+    horizon: last time recorded.
+    n_trials: trials per instance.
+    n_points: number of log-spaced recording times.
+    progress: optional callback(t, horizon) after each recording time.
+
+  Returns:
+    A `Trace`.
+  """
+  family, rule, _ = _resolve(family, rule, "gk16")
+  means_np = check_means(family, means)
+  table = means_np.reshape(-1, means_np.shape[-1])
+  n_inst, num_arms = table.shape
+  total = n_inst * int(n_trials)
+  dtype = jnp.zeros(()).dtype
+  config = Config(key=_raw_key(key), means=jnp.asarray(table, dtype),
+                  n_trials=jnp.asarray(n_trials, jnp.int32),
+                  max_steps=jnp.asarray(horizon, jnp.int32), thr_params=None)
+  lanes = jax.vmap(lambda i: _start(family, rule, config, i, num_arms, 1))(
+      jnp.arange(total, dtype=jnp.int32))
+  advance = _compiled_advance(family, rule, num_arms)
+  times = log_times(horizon, n_points)
+  props, gammas, shares = [], [], []
+  for t in times:
+    lanes, (w, g, share) = advance(lanes, jnp.asarray(t, jnp.int32))
+    props.append(np.asarray(w))
+    gammas.append(np.asarray(g))
+    shares.append(np.asarray(share))
+    if progress is not None:
+      progress(int(t), horizon)
+  lead = (n_inst, int(n_trials)) if means_np.ndim == 2 else (int(n_trials),)
+  return Trace(times=times,
+               proportions=np.stack(props, 1).reshape(lead + (len(times), num_arms)),
+               gamma_t=np.stack(gammas, 1).reshape(lead + (len(times),)),
+               top_share=np.stack(shares, 1).reshape(lead + (len(times),)))

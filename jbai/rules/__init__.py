@@ -1,0 +1,49 @@
+"""Sampling rules, one per file, behind a flat namespace and a registry by name.
+
+Example:
+  >>> import jbai
+  >>> jbai.rules.tcb(eps=1.0)
+  tcb(eps=1.0)
+"""
+
+import inspect
+
+from jbai.rules.always_top import always_top
+from jbai.rules.base import Rule
+from jbai.rules.itcb import itcb
+from jbai.rules.tcb import tcb
+from jbai.rules.uniform import uniform
+
+RULES = {
+    "tcb": tcb,
+    "itcb": itcb,
+    "uniform": uniform,
+    "always-top": always_top,
+}
+
+
+def get(name: str, **params) -> Rule:
+  """Builds a rule by command-line name; raises ValueError naming an unknown one.
+
+  Parameters the rule does not take are ignored, so that one set of command-line
+  options (say --beta) serves every rule.
+  """
+  if name not in RULES:
+    raise ValueError(f"unknown rule {name!r}; choose from {sorted(RULES)}")
+  factory = RULES[name]
+  accepted = inspect.signature(factory).parameters
+  return factory(**{k: v for k, v in params.items() if k in accepted and v is not None})
+
+
+def describe() -> list:
+  """(name, one-line description, parameters with defaults) for every rule."""
+  rows = []
+  for name, factory in RULES.items():
+    doc = (inspect.getdoc(factory) or "").splitlines()
+    params = ", ".join(f"{p.name}={p.default}" for p in
+                       inspect.signature(factory).parameters.values())
+    rows.append((name, doc[0] if doc else "", params))
+  return rows
+
+
+__all__ = ["RULES", "Rule", "always_top", "describe", "get", "itcb", "tcb", "uniform"]

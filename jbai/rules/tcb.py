@@ -1,0 +1,78 @@
+"""TCB: Transportation Cost Balancing (the paper's eq. sampling rule, Algorithm 1).
+
+With the sample means projected on Theta, the leader a_t^top (empirical top arm) and
+the empirical transport costs C_i(w) = min_{x in I_t,i} w_top d_U(P_t,top, x) +
+w_i d_L(P_t,i, x) (Gamma_t(w) = min_i C_i(w), eq. Gamma_t):
+
+  1. forced exploration: if some arm has T_t(i) <= ceil(sqrt(t/K)) (the set U_t),
+     pull the least-sampled arm (lowest index among ties);
+  2. else compare the look-ahead allocation w'_t, which moves r_t of mass to the
+     leader and takes r_t/(K-1) from every other arm (eq. look ahead), with T_t/t:
+     pull the leader if Gamma_t(w'_t) >= Gamma_t(T_t/t), else a_t^min, the arm
+     attaining the minimum in Gamma_t(T_t/t) (eq. a_t^K).
+
+r_t = eps / t (the paper's appendix), capped so that w'_t stays on the simplex.
+The argmin for a_t^min runs over [K] minus {top} (the algorithm box; see
+READING-NOTES). Ties between equal means for the leader, and between equal costs
+for a_t^min, are broken uniformly at random with the step's key; the equality case
+Gamma_t(w') = Gamma_t(T/t), which the paper leaves open, pulls the leader as the
+appendix's proof does.
+"""
+
+import jax
+import jax.numpy as jnp
+
+from jbai.rules.base import (Rule, argmin_random_ties, leader, least_sampled,
+                             no_state, under_explored)
+from jbai.transport import pair_costs
+
+
+def look_ahead(w: jax.Array, top: jax.Array, r: jax.Array) -> jax.Array:
+  """w'_t of eq. (look ahead): r more on the leader, r/(K-1) less on the others.
+
+  r is capped at (K-1) min_{i != top} w_i so that w' stays on the simplex.
+  """
+  num_arms = w.shape[-1]
+  is_top = jnp.arange(num_arms) == top
+  r = jnp.minimum(r, (num_arms - 1) * jnp.min(jnp.where(is_top, jnp.inf, w)))
+  return jnp.where(is_top, w + r, w - r / (num_arms - 1))
+
+
+def balance(key, family, arm_stats, eps, penalty):
+  """The shared step of TCB (penalty=False) and ITCB (penalty=True)."""
+  k_top, k_min = jax.random.split(key)
+  counts, t = arm_stats.counts, arm_stats.t
+  tf = jnp.maximum(t, 1).astype(arm_stats.mean.dtype)
+  top = leader(k_top, arm_stats)
+  w = counts / tf
+  w_ahead = look_ahead(w, top, eps / tf)
+
+  def cost(weights):
+    costs = pair_costs(family, weights, arm_stats.mean, top)
+    if penalty:  # Phi_t: + log(t w_i) / t
+      costs = costs + jnp.log(jnp.maximum(tf * weights, 1e-30)) / tf
+    return costs
+
+  costs_now = cost(w)
+  challenger = argmin_random_ties(k_min, costs_now)
+  pull_top = jnp.min(cost(w_ahead)) >= jnp.min(costs_now)
+  arm = jnp.where(pull_top, top, challenger)
+  return jnp.where(under_explored(counts, t), least_sampled(counts), arm).astype(jnp.int32)
+
+
+def tcb(eps: float = 1.0) -> Rule:
+  """TCB, transportation cost balancing (Mukherjee & Tajer), beta-free and asymptotically optimal.
+
+  Args:
+    eps: look-ahead step r_t = eps / t.
+
+  Returns:
+    The rule.
+  """
+  if not eps > 0:
+    raise ValueError(f"eps must be > 0, got {eps!r}")
+
+  def select(key, family, arm_stats, state):
+    return balance(key, family, arm_stats, eps, penalty=False), state
+
+  return Rule("tcb", no_state, select, (("eps", float(eps)),))

@@ -1,0 +1,112 @@
+"""The simulation engine: determinism, lane recycling, the step cap, delta vectors,
+compilation count, input validation."""
+
+import chex
+import jax
+import numpy as np
+import pytest
+
+import jbai
+from jbai import engine
+
+GAUSS = [1.0, 0.5, 0.4]
+
+
+def run(**kw):
+  args = dict(key=jax.random.key(3), family=jbai.families.gaussian(), means=GAUSS,
+              rule=jbai.rules.tcb(), delta=0.05, n_trials=40)
+  args.update(kw)
+  return jbai.simulate(**args)
+
+
+def test_same_key_same_result_for_any_pool_and_chunk():
+  a = run(lanes=7, chunk=13)
+  b = run(lanes=40, chunk=1000)
+  c = run(lanes=3, chunk=64)
+  for other in (b, c):
+    np.testing.assert_array_equal(a.tau, other.tau)
+    np.testing.assert_array_equal(a.answer, other.answer)
+    np.testing.assert_array_equal(a.counts, other.counts)
+  assert not np.array_equal(a.tau, run(key=jax.random.key(4)).tau)
+
+
+def test_counts_sum_to_tau_and_answers_are_arms():
+  res = run(rule=jbai.rules.itcb())
+  assert res.tau.shape == (40,)
+  np.testing.assert_array_equal(res.counts.sum(-1), res.tau)
+  assert np.all((res.answer >= 0) & (res.answer < 3))
+  assert np.all(res.tau >= 3)  # every arm is pulled before the GLLR can be > 0
+
+
+def test_step_cap_is_counted_not_dropped():
+  res = run(max_steps=50, delta=1e-12, n_trials=25)
+  assert res.hit_cap.all() and res.tau.shape == (25,)
+  np.testing.assert_array_equal(res.tau, 50)
+  s = res.summary[0]
+  assert s["hit_cap"] == 25 and s["error_rate"] == 1.0 and s["wrong"] == 0
+
+
+def test_delta_vector_matches_separate_runs():
+  deltas = [0.2, 1e-2, 1e-4]
+  multi = run(delta=deltas)
+  assert multi.tau.shape == (40, 3)
+  assert np.all(np.diff(multi.tau, axis=1) >= 0)  # smaller delta stops later
+  for d, dlt in enumerate(deltas):
+    single = run(delta=dlt)
+    np.testing.assert_array_equal(multi.tau[:, d], single.tau)
+    np.testing.assert_array_equal(multi.answer[:, d], single.answer)
+
+
+def test_batch_of_instances():
+  res = run(means=[[1.0, 0.5, 0.4], [0.2, 0.9, 0.0]], n_trials=30)
+  assert res.tau.shape == (2, 30) and res.counts.shape == (2, 30, 3)
+  assert res.correct[1].mean() > 0.8
+  assert [s["instance"] for s in res.summary] == [0, 1]
+  # the second instance's best arm is arm 1: it gets the most samples
+  assert np.mean(np.argmax(res.counts[1], -1) == 1) > 0.8
+
+
+def test_one_compilation_per_rule_family_k_threshold(monkeypatch):
+  engine._compiled.cache_clear()
+  build = engine.build_chunk
+  monkeypatch.setattr(engine, "build_chunk",
+                      lambda *a: chex.assert_max_traces(build(*a), n=1))
+  run(means=GAUSS, delta=0.1, n_trials=10, lanes=8)
+  # new means, delta, n_trials, max_steps and key: no new trace
+  run(means=[0.3, 0.9, 0.1], delta=0.01, n_trials=23, lanes=8, max_steps=5000,
+      key=jax.random.key(9))
+  engine._compiled.cache_clear()
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"delta": 1.0}, "delta must be in"),
+    ({"delta": 0.0}, "delta must be in"),
+    ({"means": [1.0, 1.0, 0.2]}, "tie for the best arm"),
+    ({"means": [1.0]}, "at least two arms"),
+    ({"means": [float("nan"), 0.0]}, "NaN"),
+    ({"family": jbai.families.bernoulli(), "means": [1.5, 0.2]}, "outside Theta"),
+    ({"rule": "nope"}, "unknown rule 'nope'"),
+    ({"threshold": "nope"}, "unknown threshold 'nope'"),
+    ({"family": "nope"}, "unknown family 'nope'"),
+])
+def test_bad_input_names_the_value(kwargs, match):
+  with pytest.raises(ValueError, match=match):
+    run(**kwargs)
+
+
+def test_lane_recycling_keeps_lanes_busy():
+  res = run(n_trials=200, lanes=16, chunk=256)
+  assert res.stats["utilisation"] > 0.85
+  plain = run(n_trials=200, lanes=200, chunk=256)
+  assert plain.stats["utilisation"] < res.stats["utilisation"]
+
+
+def test_trace_matches_simulate_trajectories():
+  # Without stopping, the counts at time t are those of the same trial in simulate
+  # (same key), as long as it has not stopped: compare at a time before any stop.
+  res = run(n_trials=8, delta=1e-30, max_steps=64)
+  tr = jbai.trace(jax.random.key(3), jbai.families.gaussian(), GAUSS, jbai.rules.tcb(),
+                  horizon=64, n_trials=8, n_points=3)
+  assert tr.times[-1] == 64
+  np.testing.assert_allclose(tr.proportions[:, -1] * 64, res.counts)
+  np.testing.assert_allclose(tr.proportions.sum(-1), 1.0, rtol=1e-6)
