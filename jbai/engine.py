@@ -140,15 +140,20 @@ def build_chunk(family: Family, rule: Rule, threshold, num_arms: int,
                 n_deltas: int, n_lanes: int, chunk: int) -> Callable:
   """The pure function that runs up to `chunk` steps of the pool.
 
+  With several devices each runs its own pool of `n_lanes` lanes on the trials
+  n = device + n_devices * j, j = 0, 1, ... (the trial's result depends on n
+  alone, so the split does not change any result).
+
   Returns:
-    chunk_fn(pool, config, total) -> pool, where total is the number of trials
-    (instances * n_trials). Exposed so that tests can count traces.
+    chunk_fn(pool, config, total, device, n_devices) -> pool, where total is the
+    number of trials (instances * n_trials). Exposed so that tests can count
+    traces.
   """
   n_slots = 2 * n_lanes + REFILL_EVERY
   start = functools.partial(_start, family, rule)
   step = functools.partial(_step_lane, family, rule, threshold)
 
-  def write_and_refill(pool: Pool, config: Config, total) -> Pool:
+  def write_and_refill(pool: Pool, config: Config, total, device, n_devices) -> Pool:
     lanes = pool.lanes
     finished = lanes.done & (lanes.index >= 0)
     slot = pool.written + jnp.cumsum(finished) - 1
@@ -162,7 +167,8 @@ def build_chunk(family: Family, rule: Rule, threshold, num_arms: int,
         steps=pool.slots.steps.at[target].set(lanes.stats.t, mode="drop"))
     # Written and idle lanes take the next pending trials, in lane order.
     free = written | (lanes.index < 0)
-    new_index = pool.next_trial + jnp.cumsum(free) - 1
+    local = pool.next_trial + jnp.cumsum(free) - 1
+    new_index = device + n_devices * local
     new_index = jnp.where(new_index < total, new_index, -1).astype(jnp.int32)
     fresh = jax.vmap(lambda i: start(config, i, num_arms, n_deltas))(new_index)
     lanes = jax.tree.map(
@@ -173,7 +179,8 @@ def build_chunk(family: Family, rule: Rule, threshold, num_arms: int,
                          written=pool.written + jnp.sum(written).astype(jnp.int32),
                          next_trial=pool.next_trial + started)
 
-  def chunk_fn(pool: Pool, config: Config, total) -> Pool:
+  def chunk_fn(pool: Pool, config: Config, total, device=0, n_devices=1) -> Pool:
+    refill_fn = lambda p: write_and_refill(p, config, total, device, n_devices)
     pool = pool._replace(
         slots=pool.slots._replace(index=jnp.full((n_slots,), -1, jnp.int32)),
         written=jnp.zeros((), jnp.int32), useful=jnp.zeros((), jnp.int32),
@@ -189,17 +196,32 @@ def build_chunk(family: Family, rule: Rule, threshold, num_arms: int,
                            useful=pool.useful + jnp.sum(advanced, dtype=jnp.int32))
       # Refilling touches every lane: do it every REFILL_EVERY steps only.
       refill = (pool.steps % REFILL_EVERY == 0) & jnp.any(pool.lanes.done)
-      return jax.lax.cond(refill, lambda p: write_and_refill(p, config, total),
-                          lambda p: p, pool)
+      return jax.lax.cond(refill, refill_fn, lambda p: p, pool)
 
-    return jax.lax.while_loop(cond, body, write_and_refill(pool, config, total))
+    return jax.lax.while_loop(cond, body, refill_fn(pool))
 
   return chunk_fn
 
 
+AXIS = "lanes"
+
+
 @functools.lru_cache(maxsize=64)
-def _compiled(family, rule, threshold, num_arms, n_deltas, n_lanes, chunk):
-  return jax.jit(build_chunk(family, rule, threshold, num_arms, n_deltas, n_lanes, chunk))
+def _compiled(family, rule, threshold, num_arms, n_deltas, n_lanes, chunk, devices):
+  """The jitted chunk, shard_mapped over `devices` (a pool of n_lanes lanes each)."""
+  local = build_chunk(family, rule, threshold, num_arms, n_deltas, n_lanes, chunk)
+  mesh = jax.sharding.Mesh(np.array(devices), (AXIS,))
+
+  def per_device(pool, config, total):
+    pool = jax.tree.map(lambda x: x[0], pool)
+    pool = local(pool, config, total, jax.lax.axis_index(AXIS), len(devices))
+    return jax.tree.map(lambda x: x[None], pool)
+
+  spec = jax.sharding.PartitionSpec(AXIS)
+  mapped = jax.shard_map(per_device, mesh=mesh, in_specs=(spec, None, None),
+                         out_specs=spec, check_vma=False)
+  sharding = jax.sharding.NamedSharding(mesh, spec)
+  return jax.jit(mapped), sharding
 
 
 def _initial_pool(family, rule, config, num_arms, n_deltas, n_lanes) -> Pool:
@@ -258,7 +280,7 @@ def check_delta(delta) -> np.ndarray:
 def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
              threshold="gk16", max_steps: int = 1_000_000, lanes: Optional[int] = None,
              chunk: int = 2048, progress: Optional[Callable] = None,
-             on_chunk: Optional[Callable] = None) -> Result:
+             on_chunk: Optional[Callable] = None, devices=None) -> Result:
   """Runs n_trials trials of a BAI algorithm on one instance or a batch of instances.
 
   Args:
@@ -273,10 +295,12 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
     threshold: a `Threshold` (or "gk16", "kk", "paper").
     max_steps: cap on the length of a trial; trials that reach it are reported
       in `hit_cap` (and counted as errors in the summary's error rate).
-    lanes: size of the pool of lanes (default: min(total trials, 2048)).
+    lanes: lanes per device (default: see `default_lanes`).
     chunk: steps per compiled chunk between host callbacks.
     progress: optional callback(done_trials, total_trials, lane_steps).
     on_chunk: optional callback(partial_result_dict) after each chunk.
+    devices: devices to shard the lanes over (default: all local devices); each
+      runs its own pool on every n_devices-th trial, with identical results.
 
   Returns:
     A `Result`.
@@ -298,14 +322,19 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
   table = means_np.reshape(-1, means_np.shape[-1])
   n_inst, num_arms = table.shape
   total = n_inst * int(n_trials)
-  n_lanes = int(lanes or min(total, 2048))
+  devices = tuple(devices or jax.local_devices())
+  n_lanes = int(lanes or default_lanes(total, len(devices)))
+  fn, sharding = _compiled(family, rule, threshold, num_arms, len(deltas), n_lanes,
+                           int(chunk), devices)
   dtype = jnp.zeros(()).dtype
-  fn = _compiled(family, rule, threshold, num_arms, len(deltas), n_lanes, int(chunk))
   config = Config(key=_raw_key(key), means=jnp.asarray(table, dtype),
                   n_trials=jnp.asarray(n_trials, jnp.int32),
                   max_steps=jnp.asarray(max_steps, jnp.int32),
                   thr_params=threshold.init(jnp.asarray(deltas, dtype), num_arms))
   pool = _initial_pool(family, rule, config, num_arms, len(deltas), n_lanes)
+  pool = jax.device_put(
+      jax.tree.map(lambda x: jnp.broadcast_to(x, (len(devices),) + x.shape), pool),
+      sharding)
   total_j = jnp.asarray(total, jnp.int32)
 
   out_tau = np.zeros((total, len(deltas)), np.int64)
@@ -318,8 +347,8 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
   compile_s = None
   while True:
     pool = fn(pool, config, total_j)
-    s = jax.device_get(pool.slots)
-    n_steps, n_useful = int(pool.steps), int(pool.useful)
+    s = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), jax.device_get(pool.slots))
+    n_steps, n_useful = int(jnp.sum(pool.steps)), int(jnp.sum(pool.useful))
     if compile_s is None:
       compile_s = time.perf_counter() - t0  # first chunk includes compilation
     useful += n_useful
@@ -362,7 +391,7 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
                "compile_seconds": compile_s, "useful_steps": useful,
                "lane_steps": lane_steps,
                "utilisation": useful / lane_steps if lane_steps else 0.0,
-               "lanes": n_lanes, "rule": repr(rule), "family": repr(family),
+               "lanes": n_lanes, "devices": len(devices), "rule": repr(rule), "family": repr(family),
                "threshold": repr(threshold)}
   return Result(tau=shaped(tau, d_shape) if d_shape else shaped(tau[:, 0]),
                 answer=shaped(answer, d_shape) if d_shape else shaped(answer[:, 0]),
@@ -370,6 +399,13 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
                 hit_cap=shaped(hit_cap, d_shape) if d_shape else shaped(hit_cap[:, 0]),
                 counts=shaped(out_counts, (num_arms,)), steps=shaped(out_steps),
                 summary=summaries, stats=run_stats)
+
+
+def default_lanes(total: int, n_devices: int = 1) -> int:
+  """Lanes per device: enough to vectorise, few enough that the last, longest
+  trials do not leave most lanes idle (about 32 trials per lane)."""
+  per_device = -(-total // n_devices)
+  return int(min(512, max(8, per_device // 32)))
 
 
 def _raw_key(key) -> jax.Array:

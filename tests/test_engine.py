@@ -110,3 +110,23 @@ def test_trace_matches_simulate_trajectories():
   assert tr.times[-1] == 64
   np.testing.assert_allclose(tr.proportions[:, -1] * 64, res.counts)
   np.testing.assert_allclose(tr.proportions.sum(-1), 1.0, rtol=1e-6)
+
+
+def test_two_devices_give_the_same_results(tmp_path):
+  """Sharding the lanes over 2 (forced host) devices changes no result."""
+  import subprocess
+  import sys
+  code = (
+      "import jax, numpy as np, jbai\n"
+      "assert jax.local_device_count() == 2, jax.devices()\n"
+      "res = jbai.simulate(jax.random.key(3), jbai.families.gaussian(), [1.0, 0.5, 0.4],"
+      " jbai.rules.tcb(), 0.05, 40, lanes=5)\n"
+      "assert res.stats['devices'] == 2\n"
+      f"np.savez({str(tmp_path / 'two.npz')!r}, tau=res.tau, counts=res.counts)\n")
+  env = dict(__import__("os").environ, XLA_FLAGS="--xla_force_host_platform_device_count=2",
+             JAX_ENABLE_X64="1")
+  subprocess.run([sys.executable, "-c", code], check=True, env=env)
+  two = np.load(tmp_path / "two.npz")
+  one = run(lanes=11)
+  np.testing.assert_array_equal(two["tau"], one.tau)
+  np.testing.assert_array_equal(two["counts"], one.counts)
