@@ -2,7 +2,7 @@
 
 A trial is a pure function of its PRNG key: trial number n (counting instances
 first: n = instance * n_trials + j) uses key fold_in(key, n), and its step t uses
-fold_in(trial_key, t), split between the rule and the reward. A fixed pool of
+fold_in(trial_key, 2t) for the rule and fold_in(trial_key, 2t + 1) for the reward. A fixed pool of
 `lanes` lanes runs the trials, vmapped: a lane whose trial ends writes its result
 to an output slot and starts the next pending trial at once (lane recycling), so
 that heavy-tailed stopping times do not leave most lanes idle. The results are
@@ -88,6 +88,15 @@ class Config(NamedTuple):
   thr_params: Any         # threshold parameters (from Threshold.init)
 
 
+def step_keys(key: jax.Array, t: jax.Array):
+  """The keys of the rule and of the reward at step t of a trial.
+
+  Two fold_ins (two threefry blocks) rather than fold_in then split (three).
+  """
+  t = t.astype(jnp.uint32)
+  return jax.random.fold_in(key, 2 * t), jax.random.fold_in(key, 2 * t + 1)
+
+
 def stopping_statistic(family: Family, stats: ArmStats):
   """(top, challenger, Lambda_t(top, challenger)) of the GLLR stopping rule."""
   top = jnp.argmax(stats.mean).astype(jnp.int32)
@@ -123,7 +132,7 @@ def _step_lane(family: Family, rule: Rule, threshold, config: Config, lane: Lane
   answer = jnp.where(crossed, top, lane.answer)
   ends = running & (jnp.all(tau > 0) | (stats.t >= config.max_steps))
 
-  k_rule, k_reward = jax.random.split(jax.random.fold_in(lane.key, stats.t))
+  k_rule, k_reward = step_keys(lane.key, stats.t)
   arm, rule_state = rule.select(k_rule, family, stats, lane.rule_state)
   reward = family.sample(k_reward, lane.means[arm])
   advance = running & ~ends
@@ -476,7 +485,7 @@ def _compiled_advance(family, rule, num_arms):
 
     def body(lane):
       stats = lane.stats
-      k_rule, k_reward = jax.random.split(jax.random.fold_in(lane.key, stats.t))
+      k_rule, k_reward = step_keys(lane.key, stats.t)
       arm, rule_state = rule.select(k_rule, family, stats, lane.rule_state)
       reward = family.sample(k_reward, lane.means[arm])
       return lane._replace(stats=observe(family, stats, arm, reward),

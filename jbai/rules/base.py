@@ -43,16 +43,25 @@ def no_state(num_arms: int):
   return ()
 
 
+def argmax_ties(u: jax.Array, values: jax.Array) -> jax.Array:
+  """Index of a maximum of `values`, ties broken uniformly by one uniform u in [0, 1).
+
+  Among the n maxima (in index order) it returns the floor(u * n)-th, so a single
+  random number serves any number of ties.
+  """
+  is_max = values >= jnp.max(values)
+  rank = jnp.floor(u * jnp.sum(is_max)).astype(jnp.int32)
+  return jnp.argmax(is_max & (jnp.cumsum(is_max) > rank)).astype(jnp.int32)
+
+
 def argmax_random_ties(key: jax.Array, values: jax.Array) -> jax.Array:
   """Index of a maximum of `values`, ties broken uniformly at random."""
-  is_max = values >= jnp.max(values)
-  u = jax.random.uniform(key, values.shape)
-  return jnp.argmax(jnp.where(is_max, u, -1.0)).astype(jnp.int32)
+  return argmax_ties(jax.random.uniform(key), values)
 
 
 def argmin_random_ties(key: jax.Array, values: jax.Array) -> jax.Array:
   """Index of a minimum of `values`, ties broken uniformly at random."""
-  return argmax_random_ties(key, -values)
+  return argmax_ties(jax.random.uniform(key), -values)
 
 
 def least_sampled(counts: jax.Array) -> jax.Array:
@@ -68,5 +77,6 @@ def under_explored(counts: jax.Array, t: jax.Array) -> jax.Array:
 
 
 def leader(key: jax.Array, arm_stats: ArmStats) -> jax.Array:
-  """The empirical top arm a_t^top: argmax of the projected sample means."""
+  """The empirical top arm a_t^top: argmax of the projected sample means, ties
+  broken uniformly at random."""
   return argmax_random_ties(key, arm_stats.mean)

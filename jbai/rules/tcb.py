@@ -22,8 +22,8 @@ appendix's proof does.
 import jax
 import jax.numpy as jnp
 
-from jbai.rules.base import (Rule, argmin_random_ties, leader, least_sampled,
-                             no_state, under_explored)
+from jbai.rules.base import (Rule, argmax_ties, least_sampled, no_state,
+                             under_explored)
 from jbai.transport import pair_costs
 
 
@@ -40,10 +40,10 @@ def look_ahead(w: jax.Array, top: jax.Array, r: jax.Array) -> jax.Array:
 
 def balance(key, family, arm_stats, eps, penalty):
   """The shared step of TCB (penalty=False) and ITCB (penalty=True)."""
-  k_top, k_min = jax.random.split(key)
+  u_top, u_min = jax.random.uniform(key, (2,))
   counts, t = arm_stats.counts, arm_stats.t
   tf = jnp.maximum(t, 1).astype(arm_stats.mean.dtype)
-  top = leader(k_top, arm_stats)
+  top = argmax_ties(u_top, arm_stats.mean)
   w = counts / tf
   w_ahead = look_ahead(w, top, eps / tf)
 
@@ -54,7 +54,7 @@ def balance(key, family, arm_stats, eps, penalty):
     return costs
 
   costs_now = cost(w)
-  challenger = argmin_random_ties(k_min, costs_now)
+  challenger = argmax_ties(u_min, -costs_now)
   pull_top = jnp.min(cost(w_ahead)) >= jnp.min(costs_now)
   arm = jnp.where(pull_top, top, challenger)
   return jnp.where(under_explored(counts, t), least_sampled(counts), arm).astype(jnp.int32)
