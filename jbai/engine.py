@@ -310,6 +310,8 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
     on_chunk: optional callback(partial_result_dict) after each chunk.
     devices: devices to shard the lanes over (default: all local devices); each
       runs its own pool on every n_devices-th trial, with identical results.
+      After jax.distributed.initialize(), pass jax.devices() to use every host's
+      devices: each process runs this same call and receives all the results.
 
   Returns:
     A `Result`.
@@ -356,8 +358,9 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
   compile_s = None
   while True:
     pool = fn(pool, config, total_j)
-    s = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), jax.device_get(pool.slots))
-    n_steps, n_useful = int(jnp.sum(pool.steps)), int(jnp.sum(pool.useful))
+    s, steps_, useful_ = _to_host((pool.slots, pool.steps, pool.useful))
+    s = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), s)
+    n_steps, n_useful = int(steps_.sum()), int(useful_.sum())
     if compile_s is None:
       compile_s = time.perf_counter() - t0  # first chunk includes compilation
     useful += n_useful
@@ -408,6 +411,15 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
                 hit_cap=shaped(hit_cap, d_shape) if d_shape else shaped(hit_cap[:, 0]),
                 counts=shaped(out_counts, (num_arms,)), steps=shaped(out_steps),
                 summary=summaries, stats=run_stats)
+
+
+def _to_host(tree):
+  """Fetches per-device arrays; across hosts (jax.distributed), every process
+  gathers the whole pool's output."""
+  if all(x.is_fully_addressable for x in jax.tree.leaves(tree)):
+    return jax.device_get(tree)
+  from jax.experimental import multihost_utils
+  return multihost_utils.process_allgather(tree, tiled=True)
 
 
 def default_lanes(total: int, n_devices: int = 1) -> int:

@@ -130,3 +130,30 @@ def test_two_devices_give_the_same_results(tmp_path):
   one = run(lanes=11)
   np.testing.assert_array_equal(two["tau"], one.tau)
   np.testing.assert_array_equal(two["counts"], one.counts)
+
+
+def test_two_hosts_with_jax_distributed_give_the_same_results(tmp_path):
+  """Two processes joined by jax.distributed (one CPU device each, on loopback)
+  shard the lanes over both hosts' devices; each receives every result."""
+  import socket
+  import subprocess
+  import sys
+  with socket.socket() as sock:
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+  code = (
+      "import sys, jax, numpy as np\n"
+      f"jax.distributed.initialize(coordinator_address='127.0.0.1:{port}',"
+      " num_processes=2, process_id=int(sys.argv[1]))\n"
+      "import jbai\n"
+      "res = jbai.simulate(jax.random.key(3), jbai.families.gaussian(), [1.0, 0.5, 0.4],"
+      " jbai.rules.tcb(), 0.05, 40, lanes=5, devices=jax.devices())\n"
+      "assert res.stats['devices'] == 2\n"
+      f"np.save({str(tmp_path)!r} + f'/host{{sys.argv[1]}}.npy', res.tau)\n")
+  env = dict(__import__("os").environ, JAX_ENABLE_X64="1", JAX_PLATFORMS="cpu")
+  procs = [subprocess.Popen([sys.executable, "-c", code, str(i)], env=env)
+           for i in range(2)]
+  assert [p.wait(timeout=300) for p in procs] == [0, 0]
+  one = run(lanes=11)
+  for i in range(2):
+    np.testing.assert_array_equal(np.load(tmp_path / f"host{i}.npy"), one.tau)
