@@ -11,13 +11,17 @@ from jbai.families.base import Family, check_means, exponential_family, project
 from jbai.families.bernoulli import bernoulli
 from jbai.families.exponential import exponential
 from jbai.families.gaussian import gaussian
+from jbai.families.logcosh import logcosh
 from jbai.families.poisson import poisson
+from jbai.families.weibull import weibull
 
 BUILTIN = {
     "gaussian": gaussian,
     "bernoulli": bernoulli,
     "poisson": poisson,
     "exponential": exponential,
+    "weibull": weibull,
+    "logcosh": logcosh,
 }
 
 
