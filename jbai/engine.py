@@ -282,7 +282,7 @@ def check_delta(delta) -> np.ndarray:
     raise ValueError(f"delta must be a number or a 1-d list, got {delta!r}")
   for d in arr:
     if not 0.0 < d < 1.0:
-      raise ValueError(f"delta must be in (0, 1), got {d!r}")
+      raise ValueError(f"delta must be in (0, 1), got {float(d)!r}")
   return arr
 
 

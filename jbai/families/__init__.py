@@ -7,6 +7,7 @@ Example:
   'bernoulli'
 """
 
+from jbai.families import general
 from jbai.families.base import Family, check_means, exponential_family, project
 from jbai.families.bernoulli import bernoulli
 from jbai.families.exponential import exponential
@@ -32,5 +33,5 @@ def get(name: str, **params) -> Family:
   return BUILTIN[name](**params)
 
 
-__all__ = ["Family", "bernoulli", "check_means", "exponential",
-           "exponential_family", "gaussian", "get", "poisson", "project"]
+__all__ = ["Family", "bernoulli", "check_means", "exponential", "exponential_family",
+           "gaussian", "get", "logcosh", "poisson", "project", "weibull"]

@@ -154,12 +154,12 @@ def check_means(family: Family, means) -> np.ndarray:
     bad = row[(row < family.lo) | (row > family.hi)]
     if bad.size:
       raise ValueError(
-          f"mean {bad[0]!r} is outside Theta = [{family.lo}, {family.hi}] of the "
+          f"mean {float(bad[0])!r} is outside Theta = [{family.lo}, {family.hi}] of the "
           f"{family.name} family (means {row.tolist()})")
     top = row.max()
     if np.sum(row == top) > 1:
       raise ValueError(
-          f"tie for the best arm at mean {top!r}: arms "
+          f"tie for the best arm at mean {float(top)!r}: arms "
           f"{np.flatnonzero(row == top).tolist()} of {row.tolist()}; the best arm "
           "must be unique")
   return arr
