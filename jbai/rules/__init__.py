@@ -10,8 +10,16 @@ import inspect
 
 from jbai.rules.always_top import always_top
 from jbai.rules.base import Rule
+from jbai.rules.ebtc import ebtc
+from jbai.rules.ebtci import ebtci
+from jbai.rules.fws import fws
 from jbai.rules.itcb import itcb
+from jbai.rules.t3c import t3c
+from jbai.rules.t3c_tuned import t3c_tuned
+from jbai.rules.tas import tas_c, tas_d
 from jbai.rules.tcb import tcb
+from jbai.rules.tstci import tstci
+from jbai.rules.ttts import ttts
 from jbai.rules.uniform import uniform
 
 RULES = {
@@ -19,6 +27,15 @@ RULES = {
     "itcb": itcb,
     "uniform": uniform,
     "always-top": always_top,
+    "t3c": t3c,
+    "ttts": ttts,
+    "ebtc": ebtc,
+    "ebtci": ebtci,
+    "tstci": tstci,
+    "t3c-tuned": t3c_tuned,
+    "tas-c": tas_c,
+    "tas-d": tas_d,
+    "fws": fws,
 }
 
 
@@ -46,4 +63,5 @@ def describe() -> list:
   return rows
 
 
-__all__ = ["RULES", "Rule", "always_top", "describe", "get", "itcb", "tcb", "uniform"]
+__all__ = ["RULES", "Rule", "always_top", "describe", "ebtc", "ebtci", "fws", "get",
+           "itcb", "t3c", "t3c_tuned", "tas_c", "tas_d", "tcb", "tstci", "ttts", "uniform"]

@@ -1,0 +1,131 @@
+"""Optimal allocation w(nu), problem complexity Gamma(nu) = 1 / T*(nu), and beta-optimal w.
+
+Two solvers of max_{w in simplex} Gamma(nu, w) (paper Lemma 1 and eq. problem
+complexity):
+
+  * "exact": the nested bisection of Garivier & Kaufmann (2016), see
+    `jbai.oracle.exact`;
+  * "optax": projected mirror-ascent on a soft-min of the log pair costs with
+    optax, see `jbai.oracle.projected`.
+
+`optimal_allocation` and `beta_optimal_allocation` validate their input at the
+Python boundary and accept a batch [I, K] of instances. `exact_solve`,
+`projected_solve` and `exact_beta_solve` are the raw pure functions (no validation,
+safe on ties) for use inside jitted code; `gamma_bounds` certifies any allocation.
+
+Example:
+  >>> import jbai
+  >>> w, gamma, info = jbai.oracle.optimal_allocation("gaussian", [1.2, 1.0, 1.0, 1.0, 1.0])
+  >>> [round(float(v), 4) for v in w]
+  [0.3333, 0.1667, 0.1667, 0.1667, 0.1667]
+  >>> bool(info.converged)
+  True
+"""
+
+from typing import Optional, Union
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.typing import ArrayLike
+
+from jbai import families
+from jbai.families.base import Family, check_means
+from jbai.oracle.exact import (OracleInfo, default_iters, exact_beta_solve, exact_solve,
+                               gamma_bounds, relative_gap)
+from jbai.oracle.projected import (DEFAULT_STEPS, projected_solve,
+                                   scale_by_simplex_geometry)
+
+METHODS = ("optax", "exact")
+
+
+def _family(family: Union[Family, str]) -> Family:
+  if isinstance(family, str):
+    return families.get(family)
+  if not isinstance(family, Family):
+    raise ValueError(f"family must be a Family or a family name, got {family!r}")
+  return family
+
+
+def _means(family: Family, means) -> jax.Array:
+  return jnp.asarray(check_means(family, means))
+
+
+@jax.jit(static_argnames=("family", "method", "steps"))
+def _solve(family, means, method, steps, tol):
+  if method == "exact":
+    w, gamma = exact_solve(family, means)
+    iterations = default_iters(means.dtype)
+  else:
+    w, gamma = projected_solve(family, means, steps=steps)
+    iterations = steps
+  gap = relative_gap(family, means, w)
+  info = OracleInfo(iterations=jnp.full(gap.shape, iterations, jnp.int32),
+                    converged=gap <= tol, gap=gap)
+  return w, gamma, info
+
+
+def optimal_allocation(family: Union[Family, str], means: ArrayLike,
+                       method: str = "optax", steps: int = DEFAULT_STEPS,
+                       tol: Optional[float] = None):
+  """Optimal allocation w(nu) and problem complexity Gamma(nu) = 1 / T*(nu).
+
+  Args:
+    family: a `Family` or the name of a built-in one.
+    means: [K] or [I, K] arm means, each instance with a unique best arm in Theta.
+    method: "optax" (projected ascent) or "exact" (nested bisection).
+    steps: number of ascent steps of the optax solver.
+    tol: `info.converged` is `info.gap <= tol`; default 1e-6 (1000 float eps in
+      float32).
+
+  Returns:
+    (w, gamma, info): w [..., K] on the simplex, gamma [...] = Gamma(nu, w), and
+    an `OracleInfo` whose `gap` is the certified relative gap
+    (upper bound - gamma) / gamma on Gamma(nu).
+
+  Raises:
+    ValueError: for an unknown family or method, fewer than two arms, a tie for
+      the best arm, or a mean outside Theta or NaN.
+  """
+  family = _family(family)
+  if method not in METHODS:
+    raise ValueError(f"unknown oracle method {method!r}; use one of {METHODS}")
+  if not (isinstance(steps, (int, np.integer)) and steps > 0):
+    raise ValueError(f"steps must be a positive integer, got {steps!r}")
+  means = _means(family, means)
+  if tol is None:
+    tol = max(1e-6, 1000 * float(jnp.finfo(means.dtype).eps))
+  return _solve(family, means, method, int(steps), tol)
+
+
+def beta_optimal_allocation(family: Union[Family, str], means: ArrayLike,
+                            beta: ArrayLike):
+  """Beta-optimal allocation: max Gamma(nu, w) over the simplex with w_{a*} = beta.
+
+  Args:
+    family: a `Family` or the name of a built-in one.
+    means: [K] or [I, K] arm means, each instance with a unique best arm.
+    beta: weight of the best arm in (0, 1); a scalar or one per instance.
+
+  Returns:
+    (w, gamma_beta): w [..., K] and gamma_beta [...] = Gamma_beta(nu), so that
+    T*_beta(nu) = 1 / gamma_beta. Gamma_beta(nu) <= Gamma(nu), with equality at
+    beta = w_{a*}(nu).
+
+  Raises:
+    ValueError: as `optimal_allocation`, and for a beta outside (0, 1).
+  """
+  family = _family(family)
+  means = _means(family, means)
+  b = np.asarray(beta, dtype=float)
+  bad = b[~((b > 0) & (b < 1))]
+  if bad.size:
+    raise ValueError(f"beta must lie in (0, 1), got {bad.ravel()[0]!r}")
+  return _beta_jit(family, means, jnp.asarray(b, means.dtype))
+
+
+_beta_jit = jax.jit(exact_beta_solve, static_argnames=("family", "iters"))
+
+__all__ = ["METHODS", "OracleInfo", "beta_optimal_allocation", "exact_beta_solve",
+           "exact_solve", "gamma_bounds", "optimal_allocation", "projected_solve",
+           "relative_gap", "scale_by_simplex_geometry"]

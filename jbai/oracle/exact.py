@@ -1,0 +1,337 @@
+"""Exact optimal allocation w(nu), problem complexity Gamma(nu), and beta-optimal w.
+
+Gamma(nu) = max_{w in simplex} Gamma(nu, w) (paper eq. problem complexity), with
+Gamma(nu, w) of Lemma 1, and w(nu) its maximiser (eq. optimal_proportions).
+
+Construction (Garivier & Kaufmann, 2016, Theorem 5). Let a be the best arm and,
+for every other arm i and x >= 0,
+
+  g_i(x) = min_m KL(mu_a, m) + x KL(mu_i, m) = KL(mu_a, m_i(x)) + x KL(mu_i, m_i(x)),
+
+the transport cost with weights (1, x) (m_i(x) is the family's transport minimiser,
+the weighted mean (mu_a + x mu_i) / (1 + x) for exponential families). g_i rises
+from 0 to KL(mu_a, mu_i), so for y in [0, min_i KL(mu_a, mu_i)) it has an inverse
+x_i(y). The optimum equalises the pair costs: w_i = x_i(y) w_a, with y the root of
+
+  F(y) = sum_{i != a} KL(mu_a, m_i) / KL(mu_i, m_i) = 1,
+
+which is increasing in y from 0 to infinity. Then w_a = 1 / (1 + sum_i x_i(y)) and
+Gamma(nu) = y w_a. Both x_i(y) (on u = x / (1 + x) in [0, 1]) and y are found by
+bisection with a fixed number of iterations, so the solver ends under vmap.
+
+The beta-optimal allocation fixes w_a = beta; the pair costs C_i(beta, w_i) =
+beta g_i(w_i / beta) are increasing in w_i, so the optimum equalises them at a
+common value beta y with sum_{i != a} x_i(y) = (1 - beta) / beta, again by nested
+bisection. Gamma_beta(nu) = beta y and T*_beta(nu) = 1 / Gamma_beta(nu).
+
+Differentiation: implicit, not through the bisection loops. The solution
+z = (x [K], m [K], y) solves R(z, mu) = 0 with, for i != a,
+
+  KL(mu_a, m_i) + x_i KL(mu_i, m_i) - y = 0            (pair costs equal)
+  d/dm [KL(mu_a, m) + x_i KL(mu_i, m)] at m_i = 0        (m_i is the minimiser)
+
+x_a - 1 = 0 and m_a - mu_a = 0 for the best arm, and a last row F(y) - 1 = 0
+(or sum_{i != a} x_i - (1 - beta) / beta = 0). A `jax.custom_jvp` returns
+dz = -(dR/dz)^{-1} (dR/dmu) dmu, which JAX transposes for reverse mode, so
+`jax.grad` and `jax.jacobian` work for every family, including those whose
+transport minimiser has no closed form. The best arm's index is held fixed (w is
+locally smooth in the means when the best arm is unique).
+
+Degenerate inputs (used inside simulation loops on empirical means): when another
+arm has the best arm's mean (KL(mu_a, mu_i) = 0, a tie), Gamma(nu, w) = 0 for every
+w; the solvers then return Gamma = 0, w uniform over the tied arms (w_a = beta and
+the rest uniform for the beta-optimal one), and zero derivatives, never NaN.
+
+Certificate: for any w and any p in the simplex over the arms i != a,
+Gamma(nu) <= max_j d/dw_j sum_i p_i C_i(w) (concavity and 1-homogeneity of the pair
+costs C_i). `gamma_bounds` evaluates it with p_i proportional to 1 / KL(mu_i, m_i),
+which is tight at w(nu); the oracles report the relative gap it leaves.
+"""
+
+import functools
+import math
+from typing import Callable, NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+from jax.typing import ArrayLike
+
+from jbai.families.base import Family
+from jbai.transport import gamma as gamma_of_w
+from jbai.transport import transport_cost
+
+
+class OracleInfo(NamedTuple):
+  """Diagnostics of an oracle solve (one entry per instance in a batch)."""
+
+  iterations: jax.Array  # [] int32, outer iterations run
+  converged: jax.Array   # [] bool, gap <= tol
+  gap: jax.Array         # [] float, certified relative gap (upper - Gamma) / Gamma
+
+
+def default_iters(dtype) -> int:
+  """Bisection steps: one bit of the mantissa per step, and 12 to spare."""
+  return int(jnp.finfo(dtype).nmant) + 12
+
+
+def _float(means: ArrayLike) -> jax.Array:
+  means = jnp.asarray(means)
+  if not jnp.issubdtype(means.dtype, jnp.floating):
+    means = means.astype(jnp.zeros(()).dtype)
+  return means
+
+
+def _batched(fn: Callable, means: jax.Array, *args):
+  """Applies fn, written for one [K] instance, over the leading axes of means.
+
+  Each extra argument has shape lead + (its per-instance shape), where lead =
+  means.shape[:-1].
+  """
+  lead = means.shape[:-1]
+  size = math.prod(lead)
+  flat = [v.reshape((size,) + v.shape[len(lead):]) for v in (means, *args)]
+  out = jax.vmap(fn)(*flat)
+  return jax.tree.map(lambda v: v.reshape(lead + v.shape[1:]), out)
+
+
+def _safe_means(family: Family, means: jax.Array):
+  """Replaces an instance with a tie for the best arm by a well-posed one.
+
+  Returns:
+    (means to compute with, tie flag [] bool, tied-with-best mask [K] bool).
+  """
+  k = means.shape[-1]
+  a = jnp.argmax(means)
+  tied = (means >= means[a]) | (family.kl(means[a], means) <= 0)
+  tie = jnp.sum(tied) > 1
+  spread = jnp.linspace(0.75, 0.25, k, dtype=means.dtype)
+  fallback = family.lo + (family.hi - family.lo) * spread
+  return jnp.where(tie, fallback, means), tie, tied
+
+
+def _inner_x(family: Family, mu_a: jax.Array, means: jax.Array, y: jax.Array,
+             iters: int) -> jax.Array:
+  """x_i(y): the root of g_i(x) = y for every arm, by bisection on u = x / (1 + x).
+
+  The best arm's own entry is meaningless (its g is 0) and is overwritten by callers.
+  """
+  one_ulp = jnp.finfo(means.dtype).eps
+
+  def ratio(u):
+    return u / jnp.maximum(1 - u, one_ulp)
+
+  def body(_, bracket):
+    lo, hi = bracket
+    mid = 0.5 * (lo + hi)
+    above = transport_cost(family, 1.0, mu_a, ratio(mid), means).value >= y
+    return jnp.where(above, lo, mid), jnp.where(above, mid, hi)
+
+  lo, hi = jax.lax.fori_loop(0, iters, body,
+                             (jnp.zeros_like(means), jnp.ones_like(means)))
+  return ratio(0.5 * (lo + hi))
+
+
+def _transport_points(family: Family, mu_a, x, means):
+  return transport_cost(family, 1.0, mu_a, x, means).x
+
+
+def _balance(family: Family, mu_a, means, is_a, x, beta):
+  """The last optimality condition: F(y) - 1, or sum_i x_i - (1 - beta) / beta."""
+  if beta is not None:
+    return jnp.sum(jnp.where(is_a, 0.0, x)) - (1 - beta) / beta
+  m = _transport_points(family, mu_a, x, means)
+  kl_a = family.kl(mu_a, m)
+  kl_i = family.kl(means, m)
+  ratio = jnp.where(kl_i > 0, kl_a / jnp.where(kl_i > 0, kl_i, 1.0), jnp.inf)
+  return jnp.sum(jnp.where(is_a, 0.0, ratio)) - 1
+
+
+def _primal(family: Family, iters: int, means: jax.Array, beta) -> jax.Array:
+  """Nested bisection for one instance; returns z = (x [K], m [K], y)."""
+  k = means.shape[-1]
+  means, _, _ = _safe_means(family, means)
+  a = jnp.argmax(means)
+  is_a = jnp.arange(k) == a
+  mu_a = means[a]
+  y_max = jnp.min(jnp.where(is_a, jnp.inf, family.kl(mu_a, means)))
+
+  def solve_x(y):
+    return jnp.where(is_a, 1.0, _inner_x(family, mu_a, means, y, iters))
+
+  def body(_, bracket):
+    lo, hi = bracket
+    mid = 0.5 * (lo + hi)
+    above = _balance(family, mu_a, means, is_a, solve_x(mid), beta) >= 0
+    return jnp.where(above, lo, mid), jnp.where(above, mid, hi)
+
+  lo, hi = jax.lax.fori_loop(0, iters, body, (jnp.zeros_like(y_max), y_max))
+  y = 0.5 * (lo + hi)
+  x = solve_x(y)
+  m = jnp.where(is_a, mu_a, _transport_points(family, mu_a, x, means))
+  return jnp.concatenate([x, m, y[None]])
+
+
+def _residual(family: Family, means, beta, a, z):
+  """R(z, mu) of the module docstring: zero at the solution."""
+  k = means.shape[-1]
+  x, m, y = z[:k], z[k:2 * k], z[2 * k]
+  is_a = jnp.arange(k) == a
+  mu_a = means[a]
+
+  def dkl(m1, m2):  # d/dm2 KL(m1, m2), elementwise
+    return jax.jvp(lambda q: family.kl(m1, q), (m2,), (jnp.ones_like(m2),))[1]
+
+  cost = family.kl(mu_a, m) + x * family.kl(means, m) - y
+  stationary = dkl(mu_a, m) + x * dkl(means, m)
+  kl_a = family.kl(mu_a, m)
+  kl_i = family.kl(means, m)
+  if beta is None:
+    ratio = kl_a / jnp.where(is_a, 1.0, kl_i)
+    last = jnp.sum(jnp.where(is_a, 0.0, ratio)) - 1
+  else:
+    last = jnp.sum(jnp.where(is_a, 0.0, x)) - (1 - beta) / beta
+  return jnp.concatenate([jnp.where(is_a, x - 1, cost),
+                          jnp.where(is_a, m - mu_a, stationary), last[None]])
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1))
+def _implicit(family: Family, primal: Callable, means: jax.Array, beta) -> jax.Array:
+  """z for one instance, from `primal(means, beta)`, with implicit derivatives."""
+  return jax.lax.stop_gradient(primal(means, beta))
+
+
+@_implicit.defjvp
+def _implicit_jvp(family, primal, primals, tangents):
+  means, beta = primals
+  d_means, d_beta = tangents
+  safe, tie, _ = _safe_means(family, means)
+  z = jax.lax.stop_gradient(primal(means, beta))
+  a = jnp.argmax(safe)
+  # A beta of None (the optimal allocation) is an empty pytree: no tangent.
+  res = lambda z_, m_, b_: _residual(family, m_, b_, a, z_)
+  jac = jax.jacfwd(res, argnums=0)(z, safe, beta)
+  _, rhs = jax.jvp(lambda m_, b_: res(z, m_, b_), (safe, beta),
+                   (jnp.where(tie, 0.0, d_means), d_beta))
+  ok = ~tie & jnp.all(jnp.isfinite(jac))
+  jac = jnp.where(ok, jac, jnp.eye(z.shape[0], dtype=z.dtype))
+  dz = -jnp.linalg.solve(jac, jnp.where(ok, rhs, 0.0))
+  return z, jnp.where(ok, dz, 0.0)
+
+
+def _allocation(family: Family, means: jax.Array, z: jax.Array, beta):
+  """(w, gamma) from z, with the tie convention of the module docstring."""
+  k = means.shape[-1]
+  x, y = z[:k], z[2 * k]
+  _, tie, tied = _safe_means(family, means)
+  if beta is None:
+    total = jnp.sum(x)
+    w, gamma = x / total, y / total
+    w_tie = (tied / jnp.sum(tied)).astype(w.dtype)
+  else:
+    w, gamma = beta * x, beta * y
+    is_a = jnp.arange(k) == jnp.argmax(means)
+    w_tie = jnp.where(is_a, beta, (1 - beta) / (k - 1))
+  return jnp.where(tie, w_tie, w), jnp.where(tie, 0.0, gamma)
+
+
+def gamma_bounds(family: Family, means: ArrayLike, w: ArrayLike):
+  """Certified bounds Gamma(nu, w) <= Gamma(nu) <= upper for any allocation w.
+
+  The upper bound is max_j d/dw_j sum_{i != a} p_i C_i(w) with p_i proportional to
+  1 / KL(mu_i, m_i): valid for any w because each pair cost C_i is concave and
+  1-homogeneous in w, and equal to Gamma(nu) at w = w(nu).
+
+  Args:
+    family: the reward family.
+    means: [..., K] means.
+    w: [..., K] allocations on the simplex.
+
+  Returns:
+    (lower, upper), each [...]; both 0 when the best arm is tied.
+  """
+  means = _float(means)
+  w = jnp.asarray(w, means.dtype)
+
+  def one(mu, w):
+    safe, tie, _ = _safe_means(family, mu)
+    a = jnp.argmax(safe)
+    is_a = jnp.arange(mu.shape[-1]) == a
+    mu_a, w_a = safe[a], w[a]
+    m = transport_cost(family, w_a, mu_a, w, safe).x
+    kl_a = family.kl(mu_a, m)
+    kl_i = jnp.where(is_a, 1.0, family.kl(safe, m))
+    positive = jnp.all(kl_i > 0)
+    kl_i = jnp.where(kl_i > 0, kl_i, 1.0)
+    t = 1 / jnp.sum(jnp.where(is_a, 0.0, 1 / kl_i))
+    f = jnp.sum(jnp.where(is_a, 0.0, kl_a / kl_i))
+    upper = jnp.where(positive, t * jnp.maximum(1.0, f), jnp.inf)
+    lower = gamma_of_w(family, safe, w)
+    return jnp.where(tie, 0.0, lower), jnp.where(tie, 0.0, upper)
+
+  return _batched(one, means, jnp.broadcast_to(w, means.shape))
+
+
+def relative_gap(family: Family, means: ArrayLike, w: ArrayLike) -> jax.Array:
+  """(upper - Gamma(nu, w)) / Gamma(nu, w) from `gamma_bounds` (0 on ties)."""
+  lower, upper = gamma_bounds(family, means, w)
+  return jnp.where(lower > 0, (upper - lower) / jnp.where(lower > 0, lower, 1.0),
+                   jnp.where(upper > 0, jnp.inf, 0.0))
+
+
+def exact_solve(family: Family, means: ArrayLike, iters: Optional[int] = None):
+  """Optimal allocation w(nu) and Gamma(nu) by nested bisection (no validation).
+
+  Pure, jittable (with `family` static) and vmappable; safe on ties (see the module
+  docstring), so it can run on empirical means inside a simulation loop.
+  Differentiable in the means by implicit differentiation.
+
+  Args:
+    family: the reward family.
+    means: [..., K] arm means.
+    iters: bisection steps of each of the two nested loops; default from the
+      dtype (64 in float64, 35 in float32).
+
+  Returns:
+    (w [..., K], gamma [...]): w(nu) and Gamma(nu) = 1 / T*(nu).
+
+  Example:
+    >>> import jax, jbai
+    >>> w, g = jbai.oracle.exact_solve(jbai.families.gaussian(), jax.numpy.array([1.2, 1.0, 1.0]))
+    >>> [round(float(v), 4) for v in w]
+    [0.4142, 0.2929, 0.2929]
+  """
+  means = _float(means)
+  iters = iters or default_iters(means.dtype)
+  primal = functools.partial(_primal, family, iters)
+
+  def one(mu):
+    z = _implicit(family, primal, mu, None)
+    return _allocation(family, mu, z, None)
+
+  return _batched(one, means)
+
+
+def exact_beta_solve(family: Family, means: ArrayLike, beta: ArrayLike,
+                     iters: Optional[int] = None):
+  """Beta-optimal allocation and Gamma_beta(nu) by nested bisection (no validation).
+
+  Args:
+    family: the reward family.
+    means: [..., K] arm means.
+    beta: weight of the best arm, in (0, 1); broadcast against means[..., 0].
+    iters: bisection steps of each of the two nested loops.
+
+  Returns:
+    (w [..., K], gamma_beta [...]): the maximiser of Gamma(nu, w) over the simplex
+    with w_a = beta, and its value (T*_beta(nu) = 1 / gamma_beta).
+  """
+  means = _float(means)
+  beta = jnp.broadcast_to(jnp.asarray(beta, means.dtype), means.shape[:-1])
+  iters = iters or default_iters(means.dtype)
+  primal = functools.partial(_primal, family, iters)
+
+  def one(mu, b):
+    z = _implicit(family, primal, mu, b)
+    return _allocation(family, mu, z, b)
+
+  return _batched(one, means, beta)

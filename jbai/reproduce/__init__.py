@@ -1,0 +1,168 @@
+"""Reproduction of the paper's numerical section: `jbai reproduce`.
+
+Every table and figure of the section "Numerical Experiments" (and one beyond
+it) is an experiment with a JSON-like config (`specs.spec(name, scale)`), a list
+of jobs (calls of `jbai.simulate` or `jbai.trace`) and a report that writes CSV
+files, PNG figures and the paper's claims next to jbai's numbers.
+
+  table1       w(nu) of the four instances of Table 1, oracle against print
+  transport    Gamma_t(T_t/t) over time for TCB and ITCB (Figure tc)
+  beta_t       the best arm's share T_t(a*)/t over time (Figure beta)
+  oversampled  the ablation `always-top`: Gamma_t drifts from Gamma(nu) (Figure bestarm)
+  sensitivity  mean stopping time against beta (Figures 3 and 4)
+  figure1      beta-optimal sample complexity against beta (Figure 1)
+  ratio        E[tau] / (T* log(1/delta)) as delta -> 0 (beyond the paper)
+
+Results are kept per job in <out>/runs.jsonl as each job ends, so a rerun resumes
+and recomputes nothing that is recorded; the reports are rebuilt from the store
+every time. <out>/claims.md gathers the claims tables of the experiments run.
+
+Example:
+  $ jbai reproduce --scale smoke --out /tmp/jbai-smoke
+  $ jbai reproduce --scale paper --only sensitivity
+"""
+
+import os
+import sys
+import time
+from typing import Callable, NamedTuple, Optional
+
+from jbai.reproduce import figure1, ratio, sensitivity, specs, table1, traces
+from jbai.reproduce.runner import Progress, Runner, job_key, write_json
+from jbai.reproduce.specs import spec
+
+
+class Experiment(NamedTuple):
+  name: str
+  title: str
+  jobs: Callable[[dict], list]                 # config -> jobs
+  report: Callable[[dict, dict, str], list]    # (config, records, out) -> claims
+
+
+EXPERIMENTS = {e.name: e for e in [
+    Experiment("table1", "Table 1: optimal allocations", table1.jobs, table1.report),
+    Experiment("transport", "Transport cost estimates Gamma_t(T_t/t)", traces.jobs,
+               traces.report_transport),
+    Experiment("beta_t", "Estimates of beta: the best arm's share", traces.jobs,
+               traces.report_beta_t),
+    Experiment("oversampled", "Sampling over-sampled arms (ablation always-top)",
+               traces.jobs, traces.report_oversampled),
+    Experiment("sensitivity", "Sensitivity to beta", sensitivity.jobs,
+               sensitivity.report),
+    Experiment("figure1", "Sample complexity against beta (Figure 1)", figure1.jobs,
+               figure1.report),
+    Experiment("ratio", "Ratio to the lower bound as delta -> 0 (beyond the paper)",
+               ratio.jobs, ratio.report),
+]}
+
+CLAIMS_NAME = "claims.md"
+
+
+def _check_names(names) -> list:
+  names = list(EXPERIMENTS) if not names else list(names)
+  for name in names:
+    if name not in EXPERIMENTS:
+      raise ValueError(f"unknown experiment {name!r}; choose from {list(EXPERIMENTS)}")
+  return names
+
+
+def run(names=None, scale: str = "smoke", out: str = "results", progress: bool = True,
+        stream=None, configs: Optional[dict] = None) -> dict:
+  """Runs the experiments `names` (default: all) at `scale` into the folder `out`.
+
+  Args:
+    names: experiment names (keys of EXPERIMENTS), or None for all.
+    scale: "smoke" or "paper" (see specs).
+    out: output folder; created if missing.
+    progress: show a progress bar on stderr.
+    stream: where progress goes (default stderr).
+    configs: optional {name: config} replacing the scale's config of an experiment.
+
+  Returns:
+    {"computed", "skipped", "failed", "seconds", "files"}: jobs run now, jobs found
+    in the store, jobs that could not run (with the reason), wall seconds, and the
+    files written.
+  """
+  names = _check_names(names)
+  configs = dict(configs or {})
+  for name in names:
+    configs.setdefault(name, spec(name, scale))
+  os.makedirs(out, exist_ok=True)
+  runner = Runner(out, progress, stream)
+  every = [job for name in names for job in EXPERIMENTS[name].jobs(configs[name])]
+  bar = Progress(len(runner.pending(every)), progress, stream)
+  t0 = time.perf_counter()
+  before = set(os.listdir(out))
+  for name in names:
+    exp = EXPERIMENTS[name]
+    records = runner.ensure(exp.jobs(configs[name]), bar)
+    claims = exp.report(configs[name], records, out)
+    write_json(os.path.join(out, f"{name}.claims.json"),
+               {"experiment": name, "title": exp.title, "scale": scale,
+                "note": specs.NOTES.get(name, "") if scale == "paper" else "",
+                "claims": claims})
+  write_claims_table(out)
+  seconds = time.perf_counter() - t0
+  files = sorted(set(os.listdir(out)) | before)
+  return {"computed": runner.computed, "skipped": runner.skipped,
+          "failed": runner.failed, "seconds": seconds, "files": files}
+
+
+def run_experiment(name: str, config: dict, out: str = "results",
+                   progress: bool = True) -> dict:
+  """Runs one experiment with an explicit config (the scripts in experiments/ use it)."""
+  scale = "paper" if config == spec(name, "paper") else "custom"
+  return run([name], scale, out, progress, configs={name: config})
+
+
+def write_claims_table(out: str) -> str:
+  """Gathers <out>/<name>.claims.json of every experiment into <out>/claims.md."""
+  import json
+  lines = ["# The paper's claims and jbai's numbers", "",
+           "| item | paper | jbai | verdict |", "|---|---|---|---|"]
+  notes = []
+  for name in EXPERIMENTS:
+    path = os.path.join(out, f"{name}.claims.json")
+    if not os.path.exists(path):
+      continue
+    with open(path, encoding="utf-8") as f:
+      block = json.load(f)
+    for c in block["claims"]:
+      lines.append(f"| {name}: {_cell(c['claim'])} | {_cell(c['paper'])} | "
+                   f"{_cell(c['jbai'])} | {_cell(c['verdict'])} |")
+    if block.get("note"):
+      notes.append(f"- {name} ({block['scale']} scale): {block['note']}")
+  if notes:
+    lines += ["", "Settings that differ from the paper:", ""] + notes
+  path = os.path.join(out, CLAIMS_NAME)
+  tmp = path + ".tmp"
+  with open(tmp, "w", encoding="utf-8") as f:
+    f.write("\n".join(lines) + "\n")
+  os.replace(tmp, path)
+  return path
+
+
+def _cell(text: str) -> str:
+  return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def main(args) -> int:
+  """Entry point of `jbai reproduce` (args: scale, only, out)."""
+  scale = getattr(args, "scale", "smoke") or "smoke"
+  names = [args.only] if getattr(args, "only", None) else None
+  out = getattr(args, "out", None) or "results"
+  _check_names(names)
+  if scale not in specs.SCALES:
+    raise ValueError(f"unknown scale {scale!r}; choose from {sorted(specs.SCALES)}")
+  summary = run(names, scale, out, progress=True)
+  print(f"jbai reproduce --scale {scale}: {summary['computed']} job(s) run, "
+        f"{summary['skipped']} found in {os.path.join(out, 'runs.jsonl')}, "
+        f"{summary['seconds']:.0f} s")
+  for label, reason in summary["failed"]:
+    print(f"  not run: {label}: {reason}")
+  print(f"  figures (PNG), numbers (CSV) and the claims table ({CLAIMS_NAME}) in {out}/")
+  return 0
+
+
+__all__ = ["EXPERIMENTS", "Experiment", "job_key", "main", "run", "run_experiment",
+           "spec", "specs", "write_claims_table"]

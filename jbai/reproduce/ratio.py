@@ -1,0 +1,106 @@
+"""Beyond the paper: E[tau] / (T*(nu) log(1/delta)) as delta goes to 0.
+
+One trajectory per trial records the first crossing of every level of a vector
+of deltas (`jbai.simulate` with a list of deltas), so a run of n trials gives
+the whole curve. Asymptotically optimal rules (TCB, ITCB, Track-and-Stop) should
+approach 1; a top-two rule with a fixed beta approaches T*_beta(nu) / T*(nu),
+drawn as a reference level.
+"""
+
+import math
+import os
+
+import numpy as np
+
+from jbai.reproduce import plots, reference
+from jbai.reproduce.runner import result_of, rule_label, simulate_job, write_csv
+
+
+def _plan(config):
+  plan = []
+  for inst in config["instances"]:
+    for rule, params in config["rules"]:
+      trials = int(inst["trials"].get(rule, inst["trials"]["default"]))
+      if trials < 1:
+        continue  # a rule left out on this instance (specs.NOTES says why)
+      plan.append((inst, rule, params,
+                   simulate_job(inst["family"], inst["means"], rule, params,
+                                config["deltas"], trials, config["threshold"],
+                                inst["max_steps"], config["seed"])))
+  return plan
+
+
+def jobs(config: dict) -> list:
+  return [job for *_, job in _plan(config)]
+
+
+def report(config: dict, records: dict, out: str) -> list:
+  rows, claims = [], []
+  beta = config["beta_level"]
+  plt = plots.pyplot()
+  fig, axes = plots.grid(plt, len(config["instances"]), 6.0, 4.2) if plt else (None, None)
+  for j, inst in enumerate(config["instances"]):
+    fam, means = inst["family"], inst["means"]
+    t_star = reference.t_star(fam, means)
+    level = float(reference.beta_t_star(fam, means, beta)[0]) / t_star
+    finals = {}
+    for (i2, rule, params, job) in _plan(config):
+      if i2 is not inst:
+        continue
+      res = result_of(records, job)
+      if res is None:
+        continue
+      x, y, lo, hi = [], [], [], []
+      for s in res["per_delta"]:
+        log_inv = math.log(1 / s["delta"])
+        ref = t_star * log_inv
+        rows.append([inst["name"], rule_label(rule, params), res["trials"], s["delta"],
+                     log_inv, s["mean_tau"], s["tau_ci95"][0], s["tau_ci95"][1],
+                     s["mean_tau"] / ref, s["tau_ci95"][0] / ref, s["tau_ci95"][1] / ref,
+                     s["error_rate"], s["hit_cap"]])
+        x.append(log_inv)
+        y.append(s["mean_tau"] / ref)
+        lo.append(s["tau_ci95"][0] / ref)
+        hi.append(s["tau_ci95"][1] / ref)
+      finals[rule_label(rule, params)] = (x[-1], y[-1], lo[-1], hi[-1], res["trials"])
+      if plt:
+        c = plots.COLORS.get(rule)
+        label = plots.name(rule) + (f" (beta={params['beta']})" if "beta" in params else "")
+        axes[j].plot(x, y, color=c, marker=".", label=f"{label}, {res['trials']} trials")
+        axes[j].fill_between(x, lo, hi, color=c, alpha=0.15)
+    if plt:
+      ax = axes[j]
+      ax.axhline(1.0, color="k", ls="--", lw=0.8, label="1 (asymptotic optimality)")
+      ax.axhline(level, color="gray", ls=":", lw=1,
+                 label=rf"$T^*_{{\beta}}(\nu)/T^*(\nu)$, $\beta$={beta}: {level:.3f}")
+      ax.set_xscale("log")
+      ax.set_xlabel(r"$\log(1/\delta)$")
+      ax.set_ylabel(r"$E[\tau] / (T^*(\nu)\log(1/\delta))$")
+      ax.set_title(f"{inst['name']}: {fam}, K={len(means)}", fontsize=9)
+      ax.legend(fontsize=7)
+    if finals:
+      text = "; ".join(f"{r} {y:.3f} [{lo:.3f}, {hi:.3f}] ({n} trials)"
+                       for r, (_, y, lo, hi, n) in finals.items())
+      log_inv = next(iter(finals.values()))[0]
+      optimal = [v for r, v in finals.items() if not r.startswith("t3c")]
+      fixed = [v for r, v in finals.items() if r.startswith("t3c")]
+      below = all(v[2] < level for v in optimal)
+      verdict = ("consistent: the asymptotically optimal rules end below the "
+                 "beta = 0.5 level" if below else
+                 "not resolved at this delta: some optimal rule is not below the "
+                 "beta = 0.5 level")
+      claims.append({
+          "experiment": "ratio",
+          "claim": f"E[tau] / (T* log(1/delta)) -> 1 for TCB and ITCB ({inst['name']})",
+          "paper": "(beyond the paper) asymptotic optimality of TCB and ITCB",
+          "jbai": (f"at log(1/delta) = {log_inv:.1f}: {text}; T*_0.5/T* = {level:.3f}"
+                   + (f"; T3C(0.5) ends at {fixed[0][1]:.3f}" if fixed else "")),
+          "verdict": verdict})
+  write_csv(os.path.join(out, "ratio.csv"),
+            ["instance", "rule", "trials", "delta", "log_inv_delta", "mean_tau",
+             "ci95_lo", "ci95_hi", "ratio", "ratio_lo", "ratio_hi", "error_rate",
+             "hit_cap"], rows)
+  if plt:
+    fig.suptitle("Ratio to the lower bound as delta -> 0 (threshold gk16)", fontsize=10)
+    plots.save(plt, fig, os.path.join(out, "ratio.png"))
+  return claims

@@ -1,0 +1,164 @@
+"""FWS: Frank-Wolfe sampling (Wang, Tzeng & Proutiere 2021), for best-arm identification.
+
+The rule runs one Frank-Wolfe step per round on the lower-bound problem
+max_{x in simplex} F(x), F(x) = min_{j != top} f_j(x), where f_j(x) is the
+transport cost of (top, j) with weights x at the projected sample means and top
+is the empirical best arm. It keeps the Frank-Wolfe iterate x(t) (state; uniform
+at the start) and, after the first pull of every arm, at each round t:
+
+  1. forced exploration: if floor(t/K) is a perfect square, or the empirical
+     best arm is not unique, z = (1/K, ..., 1/K);
+  2. else, with r_t = t^{-0.9} / K, the active set A = {j : f_j(x) < min_i f_i(x) + r_t}
+     (the r_t-subdifferential of F at x is the hull of the gradients of f_j, j in A),
+     z solves the zero-sum game max_{z in simplex} min_{j in A} <grad f_j(x), z - x>;
+  3. x(t+1) = ((t-1)/t) x(t) + z/t, and the arm pulled is argmax_k x_k(t+1) / T_t(k)
+     (ties at random).
+
+This is the rule of the authors' code for standard best-arm identification
+(rctzeng/NeurIPS2021-Fast-Pure-Exploration-via-Frank-Wolfe,
+standard/samplingrules.jl and utilities/envelope.jl): the same r_t, forced
+exploration test and tracking step. The gradients and the active set are taken at
+the iterate x(t), as there, and not at the empirical proportions T_t/t (which
+the tracking step keeps close to x(t)). With one active j the game's solution
+is the vertex argmax_k grad f_j(x)_k, which the authors hard-code; the game solver
+below returns it too (up to its tolerance).
+
+The game. By the envelope theorem grad f_j(x) has two non-zero entries,
+a_j = kl(mu_top, x_j*) at top and b_j = kl(mu_j, x_j*) at j (x_j* the transport
+minimiser), and <grad f_j(x), x> = f_j(x). The game is therefore
+max_z min_{j in A} a_j z_top + b_j z_j - f_j(x). For a fixed z_top = s the best
+value V(s) is the largest v with sum_{j in A} max(0, (v - s a_j + f_j) / b_j) <= 1 - s,
+found exactly by sorting the breakpoints (as in a projection on the simplex);
+V is concave (a partial maximum of a linear program), so s is found by
+golden-section search with a fixed number of iterations. The authors solve the
+same linear program with an LP solver; here the value is exact up to the
+golden-section bracket on s, 0.618^64 ~ 4e-14, far below the float tolerance.
+"""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jbai.families.base import tiny
+from jbai.rules.base import Rule, argmax_random_ties, leader, least_sampled
+from jbai.transport import golden_section, transport_cost
+
+GAME_ITERS = 64
+
+
+class FWSState(NamedTuple):
+  x: jax.Array  # [K] float, the Frank-Wolfe iterate x(t)
+
+
+def game_value(s: jax.Array, a: jax.Array, b: jax.Array, c: jax.Array,
+               active: jax.Array) -> jax.Array:
+  """V(s) = max over z on the simplex with z_top = s of min_{j in A} a_j s + b_j z_j - c_j.
+
+  Args:
+    s: [] the weight z_top in [0, 1].
+    a: [K] the top-arm entries of the gradients.
+    b: [K] the own entries of the gradients, > 0 on the active set.
+    c: [K] the offsets <grad f_j, x>.
+    active: [K] bool, the active set A (non-empty, top excluded).
+
+  Returns:
+    [] the value.
+  """
+  d = jnp.where(active, s * a - c, jnp.inf)  # breakpoints: z_j > 0 once v > d_j
+  inv_b = jnp.where(active, 1.0 / jnp.maximum(b, tiny(b)), 0.0)
+  order = jnp.argsort(d)
+  d_sorted, inv_b_sorted = d[order], inv_b[order]
+  valid = jnp.isfinite(d_sorted)
+  total_inv_b = jnp.cumsum(inv_b_sorted)
+  total_d = jnp.cumsum(jnp.where(valid, d_sorted * inv_b_sorted, 0.0))
+  # With the k smallest breakpoints positive: sum_i (v - d_i) / b_i = 1 - s.
+  v_k = (1.0 - s + total_d) / jnp.where(valid, total_inv_b, 1.0)
+  return jnp.min(jnp.where(valid, v_k, jnp.inf))
+
+
+def solve_bai_game(a: jax.Array, b: jax.Array, c: jax.Array, active: jax.Array,
+                   top: jax.Array, iters: int = GAME_ITERS):
+  """Solves max_{z in simplex} min_{j in A} a_j z_top + b_j z_j - c_j.
+
+  This is the zero-sum game max_z min_{j in A} <g_j, z> - c_j of Frank-Wolfe
+  sampling, for gradients g_j supported on {top, j}.
+
+  Args:
+    a: [K] entries of the gradients at top (g_j[top] = a_j).
+    b: [K] entries of the gradients at their own arm (g_j[j] = b_j).
+    c: [K] offsets.
+    active: [K] bool, the active set (non-empty, top excluded).
+    top: [] int, the index of the top arm.
+    iters: golden-section iterations on z_top.
+
+  Returns:
+    (z, value): [K] the maximising z on the simplex, [] the value of the game.
+  """
+  value_at = lambda s: game_value(s, a, b, c, active)
+  s = golden_section(lambda s: -value_at(s), 0.0, 1.0, iters)
+  v = value_at(s)
+  z = jnp.where(active, jnp.maximum(0.0, (v - (s * a - c)) / jnp.maximum(b, tiny(b))), 0.0)
+  z = z.at[top].set(s)
+  return z / jnp.sum(z), v
+
+
+def is_square(n: jax.Array) -> jax.Array:
+  """True where the non-negative integer n is a perfect square."""
+  root = jnp.round(jnp.sqrt(n.astype(jnp.float32))).astype(n.dtype)
+  return (root * root == n) | ((root - 1) * (root - 1) == n) | ((root + 1) * (root + 1) == n)
+
+
+def fw_direction(family, x: jax.Array, mean: jax.Array, top: jax.Array,
+                 r: jax.Array) -> jax.Array:
+  """The Frank-Wolfe vertex mixture z of step 2 at the iterate x.
+
+  Args:
+    family: the reward family.
+    x: [K] the iterate.
+    mean: [K] the projected sample means (top their argmax).
+    top: [] int, the empirical best arm.
+    r: [] the subdifferential width r_t.
+
+  Returns:
+    [K] z on the simplex.
+  """
+  num_arms = x.shape[-1]
+  is_top = jnp.arange(num_arms) == top
+  cost = transport_cost(family, x[top], mean[top], x, mean)
+  f = jnp.where(is_top, jnp.inf, cost.value)
+  a = jnp.where(is_top, 0.0, family.kl(mean[top], cost.x))
+  b = jnp.where(is_top, 0.0, family.kl(mean, cost.x))
+  active = (f < jnp.min(f) + r) | (f <= jnp.min(f))
+  z, _ = solve_bai_game(a, b, a * x[top] + b * x, active & ~is_top, top)
+  return z
+
+
+def fws() -> Rule:
+  """Frank-Wolfe sampling (Wang et al. 2021): one Frank-Wolfe step on the lower-bound problem per round.
+
+  Returns:
+    The rule.
+  """
+
+  def init(num_arms):
+    return FWSState(x=jnp.full(num_arms, 1.0 / num_arms))
+
+  def select(key, family, arm_stats, state):
+    k_top, k_arm = jax.random.split(key)
+    counts, t, mean = arm_stats.counts, arm_stats.t, arm_stats.mean
+    num_arms = counts.shape[-1]
+    x = state.x
+    tf = jnp.maximum(t, 1).astype(x.dtype)
+    top = leader(k_top, arm_stats)
+    unique_best = jnp.sum(mean >= mean[top]) == 1
+    forced = is_square(t // num_arms) | ~unique_best
+    z = jnp.where(forced, 1.0 / num_arms,
+                  fw_direction(family, x, mean, top, tf ** -0.9 / num_arms).astype(x.dtype))
+    initial = jnp.min(counts) == 0
+    x = jnp.where(initial, x, x * ((tf - 1) / tf) + z / tf)
+    tracked = argmax_random_ties(k_arm, x / jnp.maximum(counts, 1))
+    arm = jnp.where(initial, least_sampled(counts), tracked).astype(jnp.int32)
+    return arm, FWSState(x=x)
+
+  return Rule("fws", init, select)

@@ -1,0 +1,155 @@
+"""Track-and-Stop sampling (Garivier & Kaufmann 2016), with C- and D-tracking.
+
+Both rules first pull each arm once (the least-sampled arm while some count is 0),
+then track the plug-in allocation w(nu_hat_t): the exact oracle's optimal
+allocation (jbai.oracle.exact_solve) at the projected sample means. While the
+empirical best arm is tied, w(nu) is undefined and the oracle returns the uniform
+allocation over the tied arms (its documented convention), so tracking then
+splits the pulls between the tied arms.
+
+D-tracking: if some arm has T_t(a) < sqrt(t) - K/2, pull the least-sampled arm
+(forced exploration); else pull argmax_a t w_a(nu_hat_t) - T_t(a).
+
+C-tracking: pull argmax_a sum_{s <= t} w_a^{eps_s}(nu_hat_s) - T_t(a), where
+w^eps is the projection of w on {w : w_a >= eps, sum w = 1} (Euclidean; it is
+also an L-infinity projection, as the paper asks) and eps_s = (K^2 + s)^{-1/2} / 2.
+The rule keeps the deficit sum_s w^{eps_s} - T_t instead of the running sum, so
+that float32 keeps its precision at large t; the first K pulls add the uniform
+allocation to the deficit.
+
+Lazy updates (`lazy_factor` = f > 1; Jedra & Proutiere 2020 show that updating
+at geometrically spaced times keeps optimality): w(nu_hat) is recomputed only at
+the first step t >= t_next, then t_next = max(t + 1, ceil(f t)); in between the
+rule tracks the last w, kept in its state. Under vmap the oracle then runs only
+at steps where some lane is due. The lanes of `jbai.trace` move in step and are
+due together, so there the oracle runs at the grid times only; the lanes of
+`jbai.simulate` are at different times and most steps have some lane due, so the
+saving there is small.
+"""
+
+from typing import NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+from optax.projections import projection_simplex
+
+from jbai import oracle
+from jbai.families.base import Family
+from jbai.rules.base import Rule, argmax_random_ties, least_sampled
+from jbai.state import ArmStats
+
+
+class DTrackingState(NamedTuple):
+  w: jax.Array           # [K] float, w(nu_hat) at the last recomputation
+  next_solve: jax.Array  # [] int32, time t of the next recomputation (lazy)
+
+
+class CTrackingState(NamedTuple):
+  w: jax.Array           # [K] float, w(nu_hat) at the last recomputation
+  next_solve: jax.Array  # [] int32, time t of the next recomputation (lazy)
+  deficit: jax.Array     # [K] float, sum_{s <= t} w^{eps_s}(nu_hat_s) - T_t
+
+
+def eps_projection(w: jax.Array, eps: jax.Array) -> jax.Array:
+  """Projection of w on the simplex with every weight >= eps (needs K eps <= 1)."""
+  num_arms = w.shape[-1]
+  return eps + projection_simplex(w - eps, scale=1.0 - num_arms * eps)
+
+
+def check_lazy_factor(lazy_factor: Optional[float]) -> Optional[float]:
+  if lazy_factor is None:
+    return None
+  if not lazy_factor > 1.0:
+    raise ValueError(f"lazy_factor must be > 1 (or None for every step), got {lazy_factor!r}")
+  return float(lazy_factor)
+
+
+def tracked_allocation(family: Family, arm_stats: ArmStats, state,
+                       lazy_factor: Optional[float]):
+  """(w, next_solve): w(nu_hat_t), recomputed every step or on the lazy schedule.
+
+  Nothing is recomputed while some arm has not been pulled.
+  """
+  t = arm_stats.t
+  dtype = state.w.dtype
+  solve = lambda: oracle.exact_solve(family, arm_stats.mean)[0]
+  if lazy_factor is None:
+    return solve().astype(dtype), state.next_solve
+  due = (t >= state.next_solve) & (jnp.min(arm_stats.counts) > 0)
+  # A while_loop of at most one pass, not lax.cond: vmap turns a cond with a
+  # batched predicate into a select that runs the oracle in every lane at every
+  # step, while a batched while_loop skips its body when no lane is due.
+  def recompute(carry):
+    return jnp.zeros_like(due), solve().astype(dtype)
+
+  _, w = jax.lax.while_loop(lambda carry: carry[0], recompute, (due, state.w))
+  grown = jnp.ceil(t.astype(jnp.float32) * lazy_factor).astype(jnp.int32)
+  next_solve = jnp.where(due, jnp.maximum(t + 1, grown), state.next_solve)
+  return w, next_solve
+
+
+def _params(lazy_factor):
+  return (("lazy_factor", lazy_factor),)
+
+
+def tas_d(lazy_factor: Optional[float] = None) -> Rule:
+  """Track-and-Stop with D-tracking and forced exploration (Garivier & Kaufmann 2016).
+
+  Args:
+    lazy_factor: None to recompute w(nu_hat) every step (default), or f > 1 to
+      recompute it only at geometrically spaced times t_{n+1} = ceil(f t_n).
+
+  Returns:
+    The rule.
+  """
+  lazy_factor = check_lazy_factor(lazy_factor)
+
+  def init(num_arms):
+    return DTrackingState(w=jnp.full(num_arms, 1.0 / num_arms),
+                          next_solve=jnp.zeros((), jnp.int32))
+
+  def select(key, family, arm_stats, state):
+    counts, t = arm_stats.counts, arm_stats.t
+    num_arms = counts.shape[-1]
+    w, next_solve = tracked_allocation(family, arm_stats, state, lazy_factor)
+    tf = t.astype(w.dtype)
+    tracked = argmax_random_ties(key, tf * w - counts)
+    starved = jnp.min(counts) < jnp.sqrt(tf) - num_arms / 2
+    explore = starved | (jnp.min(counts) == 0)
+    arm = jnp.where(explore, least_sampled(counts), tracked).astype(jnp.int32)
+    return arm, DTrackingState(w=w, next_solve=next_solve)
+
+  return Rule("tas-d", init, select, _params(lazy_factor))
+
+
+def tas_c(lazy_factor: Optional[float] = None) -> Rule:
+  """Track-and-Stop with C-tracking of eps-projected allocations (Garivier & Kaufmann 2016).
+
+  Args:
+    lazy_factor: None to recompute w(nu_hat) every step (default), or f > 1 to
+      recompute it only at geometrically spaced times t_{n+1} = ceil(f t_n).
+
+  Returns:
+    The rule.
+  """
+  lazy_factor = check_lazy_factor(lazy_factor)
+
+  def init(num_arms):
+    return CTrackingState(w=jnp.full(num_arms, 1.0 / num_arms),
+                          next_solve=jnp.zeros((), jnp.int32),
+                          deficit=jnp.zeros(num_arms))
+
+  def select(key, family, arm_stats, state):
+    counts, t = arm_stats.counts, arm_stats.t
+    num_arms = counts.shape[-1]
+    w, next_solve = tracked_allocation(family, arm_stats, state, lazy_factor)
+    initial = jnp.min(counts) == 0
+    eps = 0.5 / jnp.sqrt(num_arms**2 + t.astype(w.dtype))
+    step = jnp.where(initial, 1.0 / num_arms, eps_projection(w, eps))
+    deficit = state.deficit + step
+    tracked = argmax_random_ties(key, deficit)
+    arm = jnp.where(initial, least_sampled(counts), tracked).astype(jnp.int32)
+    deficit = deficit.at[arm].add(-1.0)
+    return arm, CTrackingState(w=w, next_solve=next_solve, deficit=deficit)
+
+  return Rule("tas-c", init, select, _params(lazy_factor))

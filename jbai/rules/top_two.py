@@ -1,0 +1,141 @@
+"""Leader and challenger plumbing shared by the top-two rules.
+
+A top-two rule (Russo 2016) picks a leader and a challenger at every step and
+pulls the leader with probability beta, else the challenger. jbai's top-two rules
+differ only in the leader, the challenger, the source of beta and the forced
+exploration, so each rule file is a single call of `top_two_rule`:
+
+  rule        leader            challenger                       exploration
+  t3c         Thompson sample   TC: argmin_j W_t(L, j)           posterior sampling
+  ttts        Thompson sample   re-sampling (TC at the cap)      posterior sampling
+  ebtc        empirical best    TC                               forced (U_t)
+  ebtci       empirical best    TCI: argmin_j W_t(L, j) + log T_t(j)   TCI penalty
+  tstci       Thompson sample   TCI                              posterior + penalty
+  t3c-tuned   Thompson sample   TC, beta_t = w_top(nu_hat_t)     posterior sampling
+
+W_t(L, j) is the transport cost (jbai.transport) with the counts as weights and
+the projected sample means as means, 0 when mu_t(j) >= mu_t(L): the GLLR of
+"L beats j" evaluated at the sample means. Every rule first pulls each arm once
+(the least-sampled arm while some count is 0), as its paper does. Ties, in the
+empirical best arm and in the challenger's argmin, are broken uniformly at random.
+"""
+
+from typing import Callable, Union
+
+import jax
+import jax.numpy as jnp
+
+from jbai.families.base import Family
+from jbai.rules.base import (Rule, argmax_random_ties, argmin_random_ties, leader,
+                             least_sampled, no_state, under_explored)
+from jbai.state import ArmStats
+from jbai.transport import pair_costs
+
+Leader = Callable[[jax.Array, Family, ArmStats], jax.Array]
+Challenger = Callable[[jax.Array, Family, ArmStats, jax.Array, jax.Array], jax.Array]
+Beta = Union[float, Callable[[Family, ArmStats], jax.Array]]
+
+
+def check_beta(beta: float) -> float:
+  """Validates a fixed top-two parameter beta in (0, 1)."""
+  if not 0.0 < beta < 1.0:
+    raise ValueError(f"beta must be in (0, 1), got {beta!r}")
+  return float(beta)
+
+
+def check_posterior(family: Family, rule_name: str) -> None:
+  """Raises ValueError when a Thompson-sampling rule meets a family without a posterior."""
+  if family.posterior_sample is None:
+    raise ValueError(
+        f"rule {rule_name!r} samples the posterior, but family {family.name!r} has "
+        "no posterior_sample; use an empirical-best rule (ebtc, ebtci) instead")
+
+
+def eb_leader(key: jax.Array, family: Family, arm_stats: ArmStats) -> jax.Array:
+  """EB leader: the empirical best arm (argmax of the projected sample means)."""
+  del family
+  return leader(key, arm_stats)
+
+
+def ts_leader(key: jax.Array, family: Family, arm_stats: ArmStats) -> jax.Array:
+  """TS leader: the argmax of one draw of the means from the posterior."""
+  k_draw, k_tie = jax.random.split(key)
+  theta = family.posterior_sample(k_draw, arm_stats.counts, arm_stats.stats)
+  return argmax_random_ties(k_tie, theta)
+
+
+def transport_costs(family: Family, arm_stats: ArmStats, lead: jax.Array) -> jax.Array:
+  """[K] W_t(lead, j) with counts as weights and sample means; +inf at the leader."""
+  return pair_costs(family, arm_stats.counts, arm_stats.mean, lead)
+
+
+def tc_challenger(key: jax.Array, family: Family, arm_stats: ArmStats,
+                  lead: jax.Array, active: jax.Array) -> jax.Array:
+  """TC challenger (Shang et al. 2020): argmin_{j != L} W_t(L, j)."""
+  del active
+  return argmin_random_ties(key, transport_costs(family, arm_stats, lead))
+
+
+def tci_challenger(key: jax.Array, family: Family, arm_stats: ArmStats,
+                   lead: jax.Array, active: jax.Array) -> jax.Array:
+  """TCI challenger (Jourdan et al. 2022): argmin_{j != L} W_t(L, j) + log T_t(j)."""
+  del active
+  costs = transport_costs(family, arm_stats, lead)
+  penalty = jnp.log(jnp.maximum(arm_stats.counts, 1).astype(costs.dtype))
+  return argmin_random_ties(key, costs + penalty)
+
+
+def top_two_arm(key: jax.Array, family: Family, arm_stats: ArmStats, *,
+                leader_fn: Leader, challenger_fn: Challenger, beta: Beta,
+                forced_exploration: bool) -> jax.Array:
+  """One top-two step: the arm to pull.
+
+  Args:
+    key: the step's key.
+    family: the reward family.
+    arm_stats: statistics of the rewards so far.
+    leader_fn: leader(key, family, arm_stats) -> arm.
+    challenger_fn: challenger(key, family, arm_stats, leader, active) -> arm, an
+      arm other than the leader; `active` is True when the challenger is pulled
+      this step, so that a costly challenger (TTTS) may skip its work otherwise.
+    beta: probability of pulling the leader, a float or a function
+      beta(family, arm_stats) -> [] (T3C with beta tuning).
+    forced_exploration: pull the least-sampled arm while some arm has
+      T_t(i) <= ceil(sqrt(t/K)) (the set U_t of jbai.rules.base.under_explored).
+
+  Returns:
+    [] int32, the arm.
+  """
+  k_lead, k_coin, k_chal = jax.random.split(key, 3)
+  counts = arm_stats.counts
+  if forced_exploration:
+    explore = under_explored(counts, arm_stats.t)
+  else:
+    explore = jnp.min(counts) == 0  # initialisation: each arm once
+  lead = leader_fn(k_lead, family, arm_stats)
+  b = beta(family, arm_stats) if callable(beta) else beta
+  pull_leader = jax.random.uniform(k_coin, dtype=arm_stats.mean.dtype) < b
+  chal = challenger_fn(k_chal, family, arm_stats, lead, ~pull_leader & ~explore)
+  arm = jnp.where(pull_leader, lead, chal)
+  return jnp.where(explore, least_sampled(counts), arm).astype(jnp.int32)
+
+
+def top_two_rule(name: str, params: tuple, *, leader_fn: Leader,
+                 challenger_fn: Challenger, beta: Beta,
+                 forced_exploration: bool = False) -> Rule:
+  """Builds a stateless top-two `Rule` from its leader, challenger and beta.
+
+  A rule whose leader is `ts_leader` checks, when first traced, that the family
+  has a posterior (ValueError otherwise).
+  """
+  needs_posterior = leader_fn is ts_leader
+
+  def select(key, family, arm_stats, state):
+    if needs_posterior:
+      check_posterior(family, name)
+    arm = top_two_arm(key, family, arm_stats, leader_fn=leader_fn,
+                      challenger_fn=challenger_fn, beta=beta,
+                      forced_exploration=forced_exploration)
+    return arm, state
+
+  return Rule(name, no_state, select, params)
