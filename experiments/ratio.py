@@ -11,7 +11,7 @@ ratio.png. A rule with 0 trials on an instance is left out there.
 CONFIG = {
     "instances": [
         {"name": "gaussian", "family": "gaussian", "means": [1.2, 1.0, 1.0, 1.0, 1.0],
-         "trials": {"default": 300, "tas-d": 30}, "max_steps": 2_000_000},
+         "trials": {"default": 300, "tas-d": 20}, "max_steps": 2_000_000},
         {"name": "gaussian-slippage-51", "family": "gaussian",
          "means": [1.2] + [1.0] * 50,
          "trials": {"default": 10, "tas-d": 0}, "max_steps": 4_000_000},

@@ -11,7 +11,8 @@ sensitivity.png.
 CONFIG = {
     "instances": [
         {"name": "bernoulli", "family": "bernoulli", "means": [0.8, 0.5, 0.3, 0.29, 0.06],
-         "trials": {"default": 2000, "fws": 500, "t3c-tuned": 500}},
+         "trials": {"default": 2000, "t3c": 1000, "tstci": 1000, "fws": 300,
+                    "t3c-tuned": 300}},
         {"name": "gaussian", "family": "gaussian", "means": [1.2, 1.0, 1.0, 1.0, 1.0],
          "trials": {"default": 200, "fws": 50, "t3c-tuned": 50}},
     ],

@@ -98,7 +98,7 @@ def test_gamma_is_batched_over_leading_axes():
   w = jax.nn.softmax(jax.random.normal(jax.random.PRNGKey(4), (4, 6, 5)))
   batched = gamma(fam, means, w)
   assert batched.shape == (4, 6)
-  single = jax.vmap(jax.vmap(lambda m, v: gamma(fam, m, v)))(means, w)
+  single = jax.jit(jax.vmap(jax.vmap(lambda m, v: gamma(fam, m, v))))(means, w)
   np.testing.assert_allclose(batched, single, rtol=1e-14)
 
 
@@ -106,15 +106,21 @@ def test_gamma_is_batched_over_leading_axes():
 @pytest.mark.parametrize("method", ["closed", "golden"])
 def test_gradient_of_the_transport_cost(name, method):
   # By the envelope theorem dC/dw_a = KL(m_a, x*) and dC/dw_b = KL(m_b, x*); the
-  # gradient in the means is checked against central finite differences.
-  fam, w_a, m_a, w_b, m_b = random_pairs(name, n=20)
-  lo, hi = jnp.minimum(m_a, m_b), jnp.maximum(m_a, m_b)
-  m_a, m_b = 0.9 * hi + 0.1 * lo, 0.1 * hi + 0.9 * lo  # strictly inside Theta, ordered
+  # gradient in the means is checked against central finite differences of the
+  # closed form. Golden section locates x* to about sqrt(eps) relative (the
+  # objective is flat there), hence the looser tolerance for its mean gradient.
+  fam = FAMILIES[name]
+  k1, k2 = jax.random.split(jax.random.PRNGKey(1))
+  m = random_means(k1, fam, (2, 20))
+  w_a, w_b = jax.random.uniform(k2, (2, 20), minval=0.05, maxval=1.0)
+  lo, hi = jnp.min(m, 0), jnp.max(m, 0)
+  m_a, m_b = 0.9 * hi + 0.1 * lo, 0.1 * hi + 0.9 * lo  # inside Theta, ordered
   cost = lambda *args: transport_cost(fam, *args, method=method).value.sum()
   grads = jax.grad(cost, argnums=(0, 1, 2, 3))(w_a, m_a, w_b, m_b)
   x = transport_cost(fam, w_a, m_a, w_b, m_b, method="closed").x
-  np.testing.assert_allclose(grads[0], fam.kl(m_a, x), rtol=1e-6)
-  np.testing.assert_allclose(grads[2], fam.kl(m_b, x), rtol=1e-6)
+  rtol = 1e-5 if method == "closed" else 1e-4
+  np.testing.assert_allclose(grads[0], fam.kl(m_a, x), rtol=rtol)
+  np.testing.assert_allclose(grads[2], fam.kl(m_b, x), rtol=rtol)
   for i, m in ((1, m_a), (3, m_b)):
     h = 1e-6 * (hi - lo)
     args = [w_a, m_a, w_b, m_b]
@@ -122,7 +128,7 @@ def test_gradient_of_the_transport_cost(name, method):
     down = list(args); down[i] = m - h
     fd = (transport_cost(fam, *up, method="closed").value -
           transport_cost(fam, *down, method="closed").value) / (2 * h)
-    np.testing.assert_allclose(grads[i], fd, rtol=1e-5, atol=1e-9 * np.abs(fd).max())
+    np.testing.assert_allclose(grads[i], fd, rtol=rtol)
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -121,10 +121,9 @@ def beta_optimal_allocation(family: Union[Family, str], means: ArrayLike,
   bad = b[~((b > 0) & (b < 1))]
   if bad.size:
     raise ValueError(f"beta must lie in (0, 1), got {bad.ravel()[0]!r}")
-  return _beta_jit(family, means, jnp.asarray(b, means.dtype))
+  return exact_beta_solve(family, means, jnp.asarray(b, means.dtype))
 
 
-_beta_jit = jax.jit(exact_beta_solve, static_argnames=("family", "iters"))
 
 __all__ = ["METHODS", "OracleInfo", "beta_optimal_allocation", "exact_beta_solve",
            "exact_solve", "gamma_bounds", "optimal_allocation", "projected_solve",

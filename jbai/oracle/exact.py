@@ -234,6 +234,7 @@ def _allocation(family: Family, means: jax.Array, z: jax.Array, beta):
   return jnp.where(tie, w_tie, w), jnp.where(tie, 0.0, gamma)
 
 
+@functools.partial(jax.jit, static_argnames="family")
 def gamma_bounds(family: Family, means: ArrayLike, w: ArrayLike):
   """Certified bounds Gamma(nu, w) <= Gamma(nu) <= upper for any allocation w.
 
@@ -244,13 +245,15 @@ def gamma_bounds(family: Family, means: ArrayLike, w: ArrayLike):
   Args:
     family: the reward family.
     means: [..., K] means.
-    w: [..., K] allocations on the simplex.
+    w: [..., K] allocations on the simplex (broadcast against means).
 
   Returns:
     (lower, upper), each [...]; both 0 when the best arm is tied.
   """
   means = _float(means)
   w = jnp.asarray(w, means.dtype)
+  shape = jnp.broadcast_shapes(means.shape, w.shape)
+  means, w = jnp.broadcast_to(means, shape), jnp.broadcast_to(w, shape)
 
   def one(mu, w):
     safe, tie, _ = _safe_means(family, mu)
@@ -268,9 +271,10 @@ def gamma_bounds(family: Family, means: ArrayLike, w: ArrayLike):
     lower = gamma_of_w(family, safe, w)
     return jnp.where(tie, 0.0, lower), jnp.where(tie, 0.0, upper)
 
-  return _batched(one, means, jnp.broadcast_to(w, means.shape))
+  return _batched(one, means, w)
 
 
+@functools.partial(jax.jit, static_argnames="family")
 def relative_gap(family: Family, means: ArrayLike, w: ArrayLike) -> jax.Array:
   """(upper - Gamma(nu, w)) / Gamma(nu, w) from `gamma_bounds` (0 on ties)."""
   lower, upper = gamma_bounds(family, means, w)
@@ -278,10 +282,11 @@ def relative_gap(family: Family, means: ArrayLike, w: ArrayLike) -> jax.Array:
                    jnp.where(upper > 0, jnp.inf, 0.0))
 
 
+@functools.partial(jax.jit, static_argnames=("family", "iters"))
 def exact_solve(family: Family, means: ArrayLike, iters: Optional[int] = None):
   """Optimal allocation w(nu) and Gamma(nu) by nested bisection (no validation).
 
-  Pure, jittable (with `family` static) and vmappable; safe on ties (see the module
+  Pure and jit-compiled (`family` and `iters` static), vmappable; safe on ties (see the module
   docstring), so it can run on empirical means inside a simulation loop.
   Differentiable in the means by implicit differentiation.
 
@@ -311,6 +316,7 @@ def exact_solve(family: Family, means: ArrayLike, iters: Optional[int] = None):
   return _batched(one, means)
 
 
+@functools.partial(jax.jit, static_argnames=("family", "iters"))
 def exact_beta_solve(family: Family, means: ArrayLike, beta: ArrayLike,
                      iters: Optional[int] = None):
   """Beta-optimal allocation and Gamma_beta(nu) by nested bisection (no validation).

@@ -72,6 +72,9 @@ def report(config: dict, records: dict, out: str) -> list:
       ax.errorbar(b, m, yerr=[m - lo, hi - m], color=plots.COLORS.get(rule), marker="o",
                   ms=3, capsize=2, label=plots.name(rule))
     ax.set_yscale("log")
+    ax.yaxis.set_major_locator(plt.LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(plt.ScalarFormatter())
+    ax.yaxis.set_minor_formatter(plt.NullFormatter())
     ax.set_xlabel(r"$\beta$")
     ax.set_ylabel(r"sample complexity $E[\tau]$")
     ax.set_title(f"{fam} [{', '.join(f'{m:g}' for m in means)}], "

@@ -97,6 +97,11 @@ class Store:
     """Appends one record as a complete line, flushed and fsynced."""
     line = json.dumps(record, separators=(",", ":")) + "\n"
     os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+    if os.path.exists(self.path) and os.path.getsize(self.path) > 0:
+      with open(self.path, "rb") as f:
+        f.seek(-1, os.SEEK_END)
+        if f.read(1) != b"\n":
+          line = "\n" + line  # after a partial line left by an interrupted write
     with open(self.path, "a", encoding="utf-8") as f:
       f.write(line)
       f.flush()

@@ -50,7 +50,9 @@ def report(config: dict, records: dict, out: str) -> list:
   rows, claims = [], []
   log_inv = math.log(1 / config["delta"])
   plt = plots.pyplot()
-  fig, axes = plots.grid(plt, len(config["instances"]), 6.0, 4.2) if plt else (None, None)
+  if plt:  # top row: the whole range (log scale); bottom row: near the minimum
+    n = len(config["instances"])
+    fig, axes = plt.subplots(2, n, figsize=(6.0 * n, 8.4), squeeze=False)
   for j, inst in enumerate(config["instances"]):
     fam, means = inst["family"], inst["means"]
     t_star = reference.t_star(fam, means)
@@ -75,27 +77,8 @@ def report(config: dict, records: dict, out: str) -> list:
       else:
         points.setdefault(rule, []).append((beta, mean, lo, hi))
     if plt:
-      ax = axes[j]
-      for rule, (mean, lo, hi) in bands.items():
-        c = plots.COLORS.get(rule)
-        ax.axhline(mean, color=c, lw=1.2, label=plots.name(rule))
-        ax.axhspan(lo, hi, color=c, alpha=0.15)
-      for rule, pts in points.items():
-        b, m, lo, hi = map(np.asarray, zip(*pts))
-        ax.errorbar(b, m, yerr=[m - lo, hi - m], color=plots.COLORS.get(rule),
-                    marker="o", ms=3, capsize=2, label=plots.name(rule))
-      ax.plot(curve_b, curve, color="k", ls=":", lw=1,
-              label=r"$T^*_\beta(\nu)\log(1/\delta)$")
-      ax.axhline(t_star * log_inv, color="k", ls="--", lw=0.8,
-                 label=r"$T^*(\nu)\log(1/\delta)$")
-      top = max([v[2] for v in bands.values()] +
-                [p[3] for pts in points.values() for p in pts] + [t_star * log_inv])
-      ax.set_ylim(0.8 * t_star * log_inv, 1.1 * top)
-      ax.set_xlabel(r"$\beta$")
-      ax.set_ylabel(r"mean stopping time $E[\tau]$")
-      ax.set_title(f"{inst['family']} {_short(means)}, delta={config['delta']:g}",
-                   fontsize=9)
-      ax.legend(fontsize=7, ncol=2)
+      _draw(plt, axes[0][j], axes[1][j], inst, config, bands, points, curve_b, curve,
+            t_star * log_inv)
     claims += _claims(config, inst, bands, points)
   write_csv(os.path.join(out, "sensitivity.csv"),
             ["instance", "rule", "beta", "trials", "mean_tau", "ci95_lo", "ci95_hi",
@@ -104,6 +87,36 @@ def report(config: dict, records: dict, out: str) -> list:
     fig.suptitle("Sensitivity to beta (threshold gk16)", fontsize=10)
     plots.save(plt, fig, os.path.join(out, "sensitivity.png"))
   return claims
+
+
+def _draw(plt, ax, zoom, inst, config, bands, points, curve_b, curve, bound):
+  """One instance: every rule on `ax` (log scale) and again near the minimum on `zoom`."""
+  for a in (ax, zoom):
+    for rule, (mean, lo, hi) in bands.items():
+      c = plots.COLORS.get(rule)
+      a.axhline(mean, color=c, lw=1.2, label=plots.name(rule))
+      a.axhspan(lo, hi, color=c, alpha=0.15)
+    for rule, pts in points.items():
+      b, m, lo, hi = map(np.asarray, zip(*pts))
+      a.errorbar(b, m, yerr=[m - lo, hi - m], color=plots.COLORS.get(rule), marker="o",
+                 ms=3, capsize=2, label=plots.name(rule))
+    a.plot(curve_b, curve, color="k", ls=":", lw=1, label=r"$T^*_\beta(\nu)\log(1/\delta)$")
+    a.axhline(bound, color="k", ls="--", lw=0.8, label=r"$T^*(\nu)\log(1/\delta)$")
+    a.set_xlabel(r"$\beta$")
+    a.set_ylabel(r"mean stopping time $E[\tau]$")
+    a.set_xlim(0.05, 0.95)
+  top = max([v[2] for v in bands.values()] +
+            [p[3] for pts in points.values() for p in pts] + [bound])
+  ax.set_yscale("log")
+  ax.yaxis.set_major_locator(plt.LogLocator(subs=(1.0, 2.0, 5.0)))
+  ax.yaxis.set_major_formatter(plt.ScalarFormatter())
+  ax.yaxis.set_minor_formatter(plt.NullFormatter())
+  ax.set_ylim(0.9 * bound, 1.3 * top)
+  ax.set_title(f"{inst['family']} {_short(inst['means'])}, delta={config['delta']:g}",
+               fontsize=9)
+  ax.legend(fontsize=7, ncol=3, loc="upper center")
+  zoom.set_ylim(0.95 * bound, 1.45 * bound)
+  zoom.set_title("the same, near the minimum", fontsize=9)
 
 
 def _short(means) -> str:

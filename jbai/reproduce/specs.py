@@ -65,8 +65,9 @@ PAPER = {
     "oversampled": {"instances": INSTANCES, "rules": ["always-top", "tcb"],
                     "trials": 1000, "horizon": 10000, "points": 40, "seed": 0},
     "sensitivity": {
-        "instances": [dict(SENS_BERNOULLI, trials={"default": 2000, "fws": 500,
-                                                   "t3c-tuned": 500}),
+        "instances": [dict(SENS_BERNOULLI, trials={"default": 2000, "t3c": 1000,
+                                                   "tstci": 1000, "fws": 300,
+                                                   "t3c-tuned": 300}),
                       dict(SENS_GAUSSIAN, trials={"default": 200, "fws": 50,
                                                   "t3c-tuned": 50})],
         "betas": BETAS, "beta_rules": ["t3c", "ebtc", "tstci", "ebtci"],
@@ -77,7 +78,7 @@ PAPER = {
                 "delta": PAPER_DELTA, "threshold": "gk16", "max_steps": 1_000_000,
                 "curve_points": 193, "seed": 0},
     "ratio": {
-        "instances": [dict(RATIO_GAUSSIAN, trials={"default": 300, "tas-d": 30},
+        "instances": [dict(RATIO_GAUSSIAN, trials={"default": 300, "tas-d": 20},
                            max_steps=2_000_000),
                       dict(RATIO_SLIPPAGE, trials={"default": 10, "tas-d": 0},
                            max_steps=4_000_000)],
@@ -120,14 +121,15 @@ NOTES = {
     "beta_t": "The same trajectories as `transport` (one trace records both).",
     "oversampled": "The four instances of Table 1, 1,000 trials, horizon 10^4; TCB's "
                    "traces are those of `transport`.",
-    "sensitivity": "Bernoulli: 2,000 trials (as the paper) for the top-two rules, TCB "
-                   "and ITCB, 500 for FWS and beta-tuned T3C; Gaussian: 200 trials, "
-                   "50 for FWS and beta-tuned T3C (these two solve an optimisation "
-                   "problem at every step, about 40 times the cost of a TCB step).",
+    "sensitivity": "Bernoulli: 2,000 trials (as the paper) for EB-TC, EB-TCI, TCB and "
+                   "ITCB, 1,000 for T3C and TS-TCI (a Beta posterior draw per arm and "
+                   "step makes their steps about 15 times dearer), 300 for FWS and "
+                   "beta-tuned T3C (an optimisation problem per step); Gaussian: 200 "
+                   "trials, 50 for FWS and beta-tuned T3C.",
     "figure1": "Instance chosen here (the paper does not name it): Gaussian "
                "[1.5, 1 x 7], whose optimal beta is 1 / (1 + sqrt 7) = 0.2743; "
                "200 trials per point.",
-    "ratio": "Beyond the paper. Gaussian [1.2, 1, 1, 1, 1]: 300 trials, 30 for "
+    "ratio": "Beyond the paper. Gaussian [1.2, 1, 1, 1, 1]: 300 trials, 20 for "
              "Track-and-Stop; slippage [1.2, 1 x 50]: 10 trials, no Track-and-Stop "
              "(its step solves the oracle, about 3e-4 s per step at K = 51 on this "
              "CPU, a minute per trial at delta = 1e-30).",

@@ -18,7 +18,7 @@ is by far the most expensive top-two rule to simulate.
 import jax
 import jax.numpy as jnp
 
-from jbai.rules.base import Rule, argmax_random_ties
+from jbai.rules.base import Rule
 from jbai.rules.top_two import check_beta, tc_challenger, top_two_rule, ts_leader
 
 REDRAW_BATCH = 10  # posterior draws per pass of the re-sampling loop
@@ -36,8 +36,7 @@ def resampling_challenger(max_redraws: int):
 
   def challenger(key, family, arm_stats, lead, active):
     k_fallback, k_draws = jax.random.split(key)
-    draw = jax.vmap(lambda k: family.posterior_sample(k, arm_stats.counts, arm_stats.stats))
-    tie_break = jax.vmap(argmax_random_ties, in_axes=(0, 0))
+    draw_argmax = jax.vmap(lambda k: ts_leader(k, family, arm_stats))
 
     def cond(carry):
       i, found, _ = carry
@@ -45,8 +44,7 @@ def resampling_challenger(max_redraws: int):
 
     def body(carry):
       i, _, _ = carry
-      keys = jax.random.split(jax.random.fold_in(k_draws, i), 2 * REDRAW_BATCH)
-      arms = tie_break(keys[REDRAW_BATCH:], draw(keys[:REDRAW_BATCH]))
+      arms = draw_argmax(jax.random.split(jax.random.fold_in(k_draws, i), REDRAW_BATCH))
       index = i * REDRAW_BATCH + jnp.arange(REDRAW_BATCH)
       hit = (arms != lead) & (index < max_redraws)
       return i + 1, jnp.any(hit), arms[jnp.argmax(hit)]
