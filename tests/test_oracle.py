@@ -36,7 +36,7 @@ EDGES = {
     "poisson": [[5.0, 0.0, 4.0, 1.0]],
 }
 SIZES = {"bernoulli": (3, 4, 9), "exponential": (3, 14), "gaussian": (2, 3, 5, 20),
-         "logcosh": (6,), "poisson": (4, 20), "weibull": (11,)}
+         "logcosh": (4,), "poisson": (4, 20), "weibull": (11,)}
 BATCH = 16
 
 
@@ -205,7 +205,6 @@ def _central_difference(f, x, h):
 GRADIENT_CASES = [
     ("gaussian", [1.0, 0.6, 0.3, -0.5]),
     ("bernoulli", [0.79, 0.29, 0.289, 0.5]),
-    ("poisson", [4.0, 3.1, 1.0]),
     ("exponential", [2.0, 1.5, 0.2, 0.9]),
 ]
 
@@ -281,8 +280,8 @@ def test_beta_optimal_matches_brute_force(name, means):
 
 def test_beta_optimal_is_optimal_at_the_optimal_beta():
   fam = FAMILIES["poisson"]
-  means = batch("poisson", 20)
-  w_star, g_star, _ = solved("poisson", 20, "exact")
+  means = batch("poisson", 4)
+  w_star, g_star, _ = solved("poisson", 4, "exact")
   top = jnp.argmax(means, -1)
   beta_star = jnp.take_along_axis(w_star, top[:, None], -1)[:, 0]
   w_b, g_b = oracle.beta_optimal_allocation(fam, means, beta_star)

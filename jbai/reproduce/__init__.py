@@ -23,7 +23,6 @@ Example:
 """
 
 import os
-import sys
 import time
 from typing import Callable, NamedTuple, Optional
 
@@ -147,7 +146,11 @@ def _cell(text: str) -> str:
 
 
 def main(args) -> int:
-  """Entry point of `jbai reproduce` (args: scale, only, out)."""
+  """Entry point of `jbai reproduce` (args: scale, only, out).
+
+  Returns:
+    0, or 1 when some job could not run (each is listed with its reason).
+  """
   scale = getattr(args, "scale", "smoke") or "smoke"
   names = [args.only] if getattr(args, "only", None) else None
   out = getattr(args, "out", None) or "results"
@@ -161,7 +164,7 @@ def main(args) -> int:
   for label, reason in summary["failed"]:
     print(f"  not run: {label}: {reason}")
   print(f"  figures (PNG), numbers (CSV) and the claims table ({CLAIMS_NAME}) in {out}/")
-  return 0
+  return 1 if summary["failed"] else 0
 
 
 __all__ = ["EXPERIMENTS", "Experiment", "job_key", "main", "run", "run_experiment",

@@ -22,7 +22,6 @@ from typing import Iterable, Optional
 import numpy as np
 
 STORE_NAME = "runs.jsonl"
-Z95 = 1.959964
 
 
 def job_key(job: dict) -> str:
@@ -218,8 +217,7 @@ class Runner:
   def ensure(self, jobs: list, progress: Optional[Progress] = None) -> dict:
     """Runs the missing jobs; returns {job_key: record} for every job present."""
     todo = self.pending(jobs)
-    own = progress is None
-    if own:
+    if progress is None:
       progress = Progress(len(todo), self.show, self.stream)
     for job in todo:
       progress.begin(progress.index + 1, _job_label(job))
@@ -301,6 +299,6 @@ def write_json(path: str, obj) -> None:
 
 def _fmt(v):
   if isinstance(v, float):
-    return f"{v:.6g}"
+    return f"{v:.10g}"
   return v
 
