@@ -29,10 +29,13 @@ TABLE_1 = [
     ("bernoulli", [0.8, 0.45, 0.45, 0.45], [0.3854, 0.2049, 0.2049, 0.2049]),
     ("bernoulli", [0.79, 0.29, 0.289], [0.426, 0.2880, 0.2860]),
 ]
+# Instances at the edges of Theta and other hard cases, in the first rows of their batch.
 EDGES = {
     "bernoulli": [[1.0, 0.0, 0.5], [0.02, 0.0, 0.01]],
     "exponential": [[1e3, 1e-3, 999.0]],
-    "gaussian": [[1e4, -1e4, 9990.0]],
+    # Most optimal weights of linspace(1, 0, 20) are below 0.01: hard for
+    # Euclidean projected steps.
+    "gaussian": [[1e4, -1e4, 9990.0], list(np.linspace(1.0, 0.0, 20))],
     "poisson": [[5.0, 0.0, 4.0, 1.0]],
 }
 SIZES = {"bernoulli": (3, 4, 9), "exponential": (3, 14), "gaussian": (2, 3, 5, 20),

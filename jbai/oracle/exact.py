@@ -64,7 +64,7 @@ from jbai.transport import transport_cost
 class OracleInfo(NamedTuple):
   """Diagnostics of an oracle solve (one entry per instance in a batch)."""
 
-  iterations: jax.Array  # [] int32, outer iterations run
+  iterations: jax.Array  # [] int32, steps run (of each bisection, or of ascent)
   converged: jax.Array   # [] bool, gap <= tol
   gap: jax.Array         # [] float, certified relative gap (upper - Gamma) / Gamma
 
@@ -132,18 +132,21 @@ def _inner_x(family: Family, mu_a: jax.Array, means: jax.Array, y: jax.Array,
 
 
 def _transport_points(family: Family, mu_a, x, means):
+  """m_i(x): the minimisers of KL(mu_a, m) + x_i KL(mu_i, m)."""
   return transport_cost(family, 1.0, mu_a, x, means).x
 
 
-def _balance(family: Family, mu_a, means, is_a, x, beta):
-  """The last optimality condition: F(y) - 1, or sum_i x_i - (1 - beta) / beta."""
+def _balance(family: Family, mu_a, means, is_a, x, m, beta):
+  """The last optimality condition, zero at the solution and increasing in y.
+
+  F(y) - 1 = sum_{i != a} KL(mu_a, m_i) / KL(mu_i, m_i) - 1 for the optimal
+  allocation, sum_{i != a} x_i - (1 - beta) / beta for the beta-optimal one.
+  """
   if beta is not None:
     return jnp.sum(jnp.where(is_a, 0.0, x)) - (1 - beta) / beta
-  m = _transport_points(family, mu_a, x, means)
-  kl_a = family.kl(mu_a, m)
-  kl_i = family.kl(means, m)
-  ratio = jnp.where(kl_i > 0, kl_a / jnp.where(kl_i > 0, kl_i, 1.0), jnp.inf)
-  return jnp.sum(jnp.where(is_a, 0.0, ratio)) - 1
+  kl_i = jnp.where(is_a, 1.0, family.kl(means, m))
+  kl_i = jnp.maximum(kl_i, jnp.finfo(kl_i.dtype).tiny)  # KL(mu_i, m_i) = 0: F = inf
+  return jnp.sum(jnp.where(is_a, 0.0, family.kl(mu_a, m) / kl_i)) - 1
 
 
 def _primal(family: Family, iters: int, means: jax.Array, beta) -> jax.Array:
@@ -161,7 +164,9 @@ def _primal(family: Family, iters: int, means: jax.Array, beta) -> jax.Array:
   def body(_, bracket):
     lo, hi = bracket
     mid = 0.5 * (lo + hi)
-    above = _balance(family, mu_a, means, is_a, solve_x(mid), beta) >= 0
+    x = solve_x(mid)
+    m = _transport_points(family, mu_a, x, means)
+    above = _balance(family, mu_a, means, is_a, x, m, beta) >= 0
     return jnp.where(above, lo, mid), jnp.where(above, mid, hi)
 
   lo, hi = jax.lax.fori_loop(0, iters, body, (jnp.zeros_like(y_max), y_max))
@@ -183,13 +188,7 @@ def _residual(family: Family, means, beta, a, z):
 
   cost = family.kl(mu_a, m) + x * family.kl(means, m) - y
   stationary = dkl(mu_a, m) + x * dkl(means, m)
-  kl_a = family.kl(mu_a, m)
-  kl_i = family.kl(means, m)
-  if beta is None:
-    ratio = kl_a / jnp.where(is_a, 1.0, kl_i)
-    last = jnp.sum(jnp.where(is_a, 0.0, ratio)) - 1
-  else:
-    last = jnp.sum(jnp.where(is_a, 0.0, x)) - (1 - beta) / beta
+  last = _balance(family, mu_a, means, is_a, x, m, beta)
   return jnp.concatenate([jnp.where(is_a, x - 1, cost),
                           jnp.where(is_a, m - mu_a, stationary), last[None]])
 
