@@ -97,7 +97,7 @@ def run_summary(res) -> dict:
   out = dict(s)
   out.update({k: res.stats[k] for k in ("wall_seconds", "compile_seconds", "utilisation",
                                         "useful_steps", "rule", "family", "threshold")})
-  out["steps_per_second"] = (res.stats["useful_steps"] / res.stats["wall_seconds"]
+  out["steps_per_second"] = (res.stats["timed_useful_steps"] / res.stats["wall_seconds"]
                              if res.stats["wall_seconds"] > 0 else None)
   return out
 

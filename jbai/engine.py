@@ -2,11 +2,14 @@
 
 A trial is a pure function of its PRNG key: trial number n (counting instances
 first: n = instance * n_trials + j) uses key fold_in(key, n), and its step t uses
-fold_in(trial_key, 2t) for the rule and fold_in(trial_key, 2t + 1) for the reward. A fixed pool of
-`lanes` lanes runs the trials, vmapped: a lane whose trial ends writes its result
-to an output slot and starts the next pending trial at once (lane recycling), so
-that heavy-tailed stopping times do not leave most lanes idle. The results are
-identical for any pool size and any chunk size.
+fold_in(trial_key, 2t) for the rule and fold_in(trial_key, 2t + 1) for the reward
+(keys are wrapped with `jbai.prng.THREEFRY`, bit-identical to jax.random's
+default threefry and faster on CPU). A fixed pool of `lanes` lanes runs the
+trials, vmapped: a lane whose trial ends writes its result to an output slot and
+starts the next pending trial at once (lane recycling), so that heavy-tailed
+stopping times do not leave most lanes idle; once every trial has started, the
+last running lanes move to a smaller pool. The results are identical for any
+pool size and any chunk size.
 
 Each step of a running lane, with the statistics of the t rewards so far:
   1. stopping (eq. stop): top = argmax of the projected sample means (lowest index
@@ -21,8 +24,11 @@ Each step of a running lane, with the statistics of the t rewards so far:
 
 The loop runs in chunks of `chunk` steps (one compiled program per rule, family,
 threshold, K, number of deltas and pool size), so that the host can report
-progress and save results between chunks; n_trials, the means, delta and
-max_steps are runtime values and never cause a recompilation.
+progress and save results between chunks; n_trials, the means, delta,
+max_steps and the rule's runtime hyper-parameters (a top-two rule's beta: the
+rule's initial state, built on the host and passed in `Config.rule_state`) are
+runtime values and never cause a recompilation. "Rule" here means
+`Rule.program()`, the rule without its runtime parameters.
 """
 
 import functools
@@ -34,6 +40,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jbai import prng
 from jbai import thresholds as thresholds_lib
 from jbai.families.base import Family, check_means
 from jbai.rules.base import Rule
@@ -42,6 +49,8 @@ from jbai.transport import gamma, pair_costs
 
 
 REFILL_EVERY = 8  # steps between writing results and refilling finished lanes
+SHRINK = 8        # the tail's pool has 1/SHRINK of the lanes ...
+MIN_LANES = 4     # ... and at least MIN_LANES
 
 
 class Lane(NamedTuple):
@@ -86,14 +95,17 @@ class Config(NamedTuple):
   n_trials: jax.Array     # [] int32, trials per instance
   max_steps: jax.Array    # [] int32, cap on the steps of a trial
   thr_params: Any         # threshold parameters (from Threshold.init)
+  rule_state: Any = None  # every trial's initial rule state (rule.init(K));
+                          # None: rule.init inside the program
 
 
 def step_keys(key: jax.Array, t: jax.Array):
-  """The keys of the rule and of the reward at step t of a trial.
+  """The keys of the rule and of the reward at step t of a trial (raw key data
+  in, typed `jbai.prng.THREEFRY` keys out, bit-identical to jax.random's default).
 
   Two fold_ins (two threefry blocks) rather than fold_in then split (three).
   """
-  t = t.astype(jnp.uint32)
+  key, t = prng.wrap(key), t.astype(jnp.uint32)
   return jax.random.fold_in(key, 2 * t), jax.random.fold_in(key, 2 * t + 1)
 
 
@@ -110,10 +122,12 @@ def _start(family: Family, rule: Rule, config: Config, index, num_arms: int,
   """A lane starting trial `index` (idle if index < 0)."""
   instance = jnp.maximum(index, 0) // config.n_trials
   dtype = config.means.dtype
+  rule_state = rule.init(num_arms) if config.rule_state is None else config.rule_state
   return Lane(
       stats=empty_stats(family, num_arms, dtype),
-      rule_state=rule.init(num_arms),
-      key=jax.random.fold_in(config.key, jnp.maximum(index, 0)),
+      rule_state=rule_state,
+      key=jax.random.key_data(
+          jax.random.fold_in(prng.wrap(config.key), jnp.maximum(index, 0))),
       index=index.astype(jnp.int32),
       means=config.means[instance],
       tau=jnp.zeros(n_deltas, jnp.int32),
@@ -233,6 +247,24 @@ def _compiled(family, rule, threshold, num_arms, n_deltas, n_lanes, chunk, devic
   return jax.jit(mapped), sharding
 
 
+def _shrink(pool: Pool, n_lanes: int) -> Pool:
+  """`pool` (leaves [devices, lanes, ...]) cut to n_lanes lanes per device, on the host.
+
+  Every device keeps its lanes with index >= 0 (running, or ended and not yet
+  written), in order, then idle lanes; the output slots start empty.
+  """
+  pool = jax.device_get(pool)
+  order = np.argsort(pool.lanes.index < 0, axis=1, kind="stable")[:, :n_lanes]
+  rows = np.arange(order.shape[0])[:, None]
+  lanes = jax.tree.map(lambda x: x[rows, order], pool.lanes)
+  n_slots = 2 * n_lanes + REFILL_EVERY
+  slots = jax.tree.map(lambda x: np.zeros(x.shape[:1] + (n_slots,) + x.shape[2:], x.dtype),
+                       pool.slots)
+  slots = slots._replace(index=np.full_like(slots.index, -1))
+  zero = np.zeros_like(pool.written)
+  return Pool(lanes, slots, zero, pool.next_trial, zero, zero)
+
+
 def _initial_pool(family, rule, config, num_arms, n_deltas, n_lanes) -> Pool:
   idle = jnp.full((n_lanes,), -1, jnp.int32)
   lanes = jax.vmap(lambda i: _start(family, rule, config, i, num_arms, n_deltas))(idle)
@@ -289,7 +321,8 @@ def check_delta(delta) -> np.ndarray:
 def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
              threshold="gk16", max_steps: int = 1_000_000, lanes: Optional[int] = None,
              chunk: int = 2048, progress: Optional[Callable] = None,
-             on_chunk: Optional[Callable] = None, devices=None) -> Result:
+             on_chunk: Optional[Callable] = None, devices=None,
+             shrink: Optional[float] = 2.0) -> Result:
   """Runs n_trials trials of a BAI algorithm on one instance or a batch of instances.
 
   Args:
@@ -312,6 +345,11 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
       runs its own pool on every n_devices-th trial, with identical results.
       After jax.distributed.initialize(), pass jax.devices() to use every host's
       devices: each process runs this same call and receives all the results.
+    shrink: once every trial has started and at most lanes / SHRINK lanes still
+      run, move them to a pool SHRINK times smaller, so that the last, longest
+      trials do not run on a mostly idle pool; on one host, and once the run has
+      lasted `shrink` times its compilation time (the smaller pool is one more
+      compiled program). None: never. Results do not depend on it.
 
   Returns:
     A `Result`.
@@ -335,13 +373,14 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
   total = n_inst * int(n_trials)
   devices = tuple(devices or jax.local_devices())
   n_lanes = int(lanes or default_lanes(total, len(devices)))
-  fn, sharding = _compiled(family, rule, threshold, num_arms, len(deltas), n_lanes,
-                           int(chunk), devices)
+  fn, sharding = _compiled(family, rule.program(), threshold, num_arms, len(deltas),
+                           n_lanes, int(chunk), devices)
   dtype = jnp.zeros(()).dtype
   config = Config(key=_raw_key(key), means=jnp.asarray(table, dtype),
                   n_trials=jnp.asarray(n_trials, jnp.int32),
                   max_steps=jnp.asarray(max_steps, jnp.int32),
-                  thr_params=threshold.init(jnp.asarray(deltas, dtype), num_arms))
+                  thr_params=threshold.init(jnp.asarray(deltas, dtype), num_arms),
+                  rule_state=rule.init(num_arms))
   pool = _initial_pool(family, rule, config, num_arms, len(deltas), n_lanes)
   pool = jax.device_put(
       jax.tree.map(lambda x: jnp.broadcast_to(x, (len(devices),) + x.shape), pool),
@@ -353,16 +392,24 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
   out_counts = np.zeros((total, num_arms), np.int64)
   out_steps = np.zeros(total, np.int64)
   seen = np.zeros(total, bool)
-  useful = lane_steps = 0
-  t0 = time.perf_counter()
-  compile_s = None
+  per_device = np.array([len(range(d, total, len(devices))) for d in range(len(devices))])
+  lanes_used = [n_lanes]
+  useful = lane_steps = timed_useful = 0
+  compile_s = wall = 0.0
+  first_chunk = True  # of the current program: it includes its compilation
   while True:
+    t_chunk = time.perf_counter()
     pool = fn(pool, config, total_j)
-    s, steps_, useful_ = _to_host((pool.slots, pool.steps, pool.useful))
+    s, steps_, useful_, index, next_trial = _to_host(
+        (pool.slots, pool.steps, pool.useful, pool.lanes.index, pool.next_trial))
     s = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), s)
     n_steps, n_useful = int(steps_.sum()), int(useful_.sum())
-    if compile_s is None:
-      compile_s = time.perf_counter() - t0  # first chunk includes compilation
+    if first_chunk:
+      compile_s += time.perf_counter() - t_chunk
+      first_chunk = False
+    else:
+      wall += time.perf_counter() - t_chunk
+      timed_useful += n_useful
     useful += n_useful
     lane_steps += n_steps * n_lanes
     got = s.index >= 0
@@ -380,7 +427,19 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
       break
     if n_steps == 0:
       raise RuntimeError("simulation made no progress")  # defensive: a bug
-  wall = time.perf_counter() - t0
+    # The tail: every trial has started and few lanes still run. Move them to a
+    # pool SHRINK times smaller (one more compiled program, so only once the run
+    # has lasted long enough to pay for it).
+    small = n_lanes // SHRINK
+    if (shrink is not None and small >= MIN_LANES and np.all(next_trial >= per_device) and
+        np.max(np.sum(index >= 0, axis=1)) <= small and wall >= shrink * compile_s and
+        all(x.is_fully_addressable for x in jax.tree.leaves(pool))):
+      n_lanes = small
+      lanes_used.append(n_lanes)
+      fn, sharding = _compiled(family, rule.program(), threshold, num_arms, len(deltas),
+                               n_lanes, int(chunk), devices)
+      pool = jax.device_put(_shrink(pool, n_lanes), sharding)
+      first_chunk = True
 
   hit_cap = out_tau == 0
   tau = np.where(hit_cap, out_steps[:, None], out_tau)
@@ -396,14 +455,15 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
   summaries = []
   for i in range(n_inst):
     sl = slice(i * int(n_trials), (i + 1) * int(n_trials))
+    best_w = optimal(family, table[i])
     for d, dlt in enumerate(deltas):
       summaries.append(summarize(family, table[i], dlt, tau[sl, d], correct[sl, d],
-                                 hit_cap[sl, d], instance=i))
-  run_stats = {"wall_seconds": wall - compile_s if compile_s else wall,
-               "compile_seconds": compile_s, "useful_steps": useful,
+                                 hit_cap[sl, d], instance=i, optimum=best_w))
+  run_stats = {"wall_seconds": wall, "compile_seconds": compile_s,
+               "useful_steps": useful, "timed_useful_steps": timed_useful,
                "lane_steps": lane_steps,
                "utilisation": useful / lane_steps if lane_steps else 0.0,
-               "lanes": n_lanes, "devices": len(devices), "rule": repr(rule), "family": repr(family),
+               "lanes": lanes_used[0], "pool_sizes": lanes_used, "devices": len(devices), "rule": repr(rule), "family": repr(family),
                "threshold": repr(threshold)}
   return Result(tau=shaped(tau, d_shape) if d_shape else shaped(tau[:, 0]),
                 answer=shaped(answer, d_shape) if d_shape else shaped(answer[:, 0]),
@@ -447,18 +507,37 @@ def wilson(k: int, n: int, z: float = 1.959964) -> tuple:
   return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+@functools.lru_cache(maxsize=256)
+def _optimum(family: Family, means: tuple, dtype: str) -> tuple:
+  del dtype  # a key only: the oracle computes in the default float dtype
+  from jbai import oracle
+  w, gam = oracle.exact_solve(family, np.asarray(means))
+  return tuple(float(x) for x in np.asarray(w)), float(gam)
+
+
+def optimal(family: Family, means) -> tuple:
+  """(w(nu), Gamma(nu)) of the exact oracle at one instance, as Python floats.
+
+  Cached per (family, means, default float dtype): a run of many simulations of
+  one instance (a sweep over beta or delta) solves the oracle once.
+  """
+  means = tuple(float(m) for m in np.asarray(means, float).reshape(-1))
+  return _optimum(family, means, str(jnp.zeros(()).dtype))
+
+
 def summarize(family: Family, means, delta: float, tau, correct, hit_cap,
-              instance: int = 0) -> dict:
+              instance: int = 0, optimum: Optional[tuple] = None) -> dict:
   """Summary of one (instance, delta): mean tau with a 95% CI, error rate with a
   Wilson 95% CI, trials at the cap, T*(nu) log(1/delta) and the ratio.
 
   The error rate counts wrong answers and trials at the cap (they did not return a
   correct answer); `wrong` counts wrong answers alone. Trials at the cap enter the
   mean tau at the cap (so that mean is then a lower bound, flagged by hit_cap > 0).
+  `optimum` is (w(nu), Gamma(nu)) when the caller has it (default: the cached
+  oracle solution of `optimal(family, means)`).
   """
-  from jbai import oracle
   n = len(tau)
-  w, gam = oracle.exact_solve(family, np.asarray(means))
+  w, gam = optimal(family, means) if optimum is None else optimum
   t_star = 1.0 / float(gam)
   mean = float(np.mean(tau))
   half = 1.959964 * float(np.std(tau, ddof=1)) / math.sqrt(n) if n > 1 else float("nan")
@@ -543,10 +622,11 @@ def trace(key: jax.Array, family, means, rule, horizon: int, n_trials: int,
   dtype = jnp.zeros(()).dtype
   config = Config(key=_raw_key(key), means=jnp.asarray(table, dtype),
                   n_trials=jnp.asarray(n_trials, jnp.int32),
-                  max_steps=jnp.asarray(horizon, jnp.int32), thr_params=None)
+                  max_steps=jnp.asarray(horizon, jnp.int32), thr_params=None,
+                  rule_state=rule.init(num_arms))
   lanes = jax.vmap(lambda i: _start(family, rule, config, i, num_arms, 1))(
       jnp.arange(total, dtype=jnp.int32))
-  advance = _compiled_advance(family, rule, num_arms)
+  advance = _compiled_advance(family, rule.program(), num_arms)
   times = log_times(horizon, n_points)
   props, gammas, shares = [], [], []
   for t in times:

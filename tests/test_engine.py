@@ -78,6 +78,44 @@ def test_one_compilation_per_rule_family_k_threshold(monkeypatch):
   engine._compiled.cache_clear()
 
 
+def test_beta_is_a_runtime_value(monkeypatch):
+  """A top-two rule at two betas runs one compiled program, and each beta gives
+  the results of a run compiled for it alone."""
+  kw = dict(delta=0.05, n_trials=30, lanes=8)
+  rule_a, rule_b = jbai.rules.ebtc(beta=0.2), jbai.rules.ebtc(beta=0.8)
+  fresh = []
+  for rule in (rule_a, rule_b):
+    engine._compiled.cache_clear()
+    fresh.append(run(**dict(kw, rule=rule)))
+  engine._compiled.cache_clear()
+  build = engine.build_chunk
+  monkeypatch.setattr(engine, "build_chunk",
+                      lambda *a: chex.assert_max_traces(build(*a), n=1))
+  a, b = run(**dict(kw, rule=rule_a)), run(**dict(kw, rule=rule_b))
+  assert engine._compiled.cache_info().misses == 1
+  for shared, alone in zip((a, b), fresh):
+    np.testing.assert_array_equal(shared.tau, alone.tau)
+    np.testing.assert_array_equal(shared.counts, alone.counts)
+  # beta is the leader's share: the best arm gets more pulls at beta = 0.8
+  share = lambda r: np.mean(r.counts[:, 0] / r.counts.sum(-1))
+  assert share(b) > share(a) + 0.2
+  engine._compiled.cache_clear()
+
+
+def test_trace_beta_is_a_runtime_value(monkeypatch):
+  """`trace` of a top-two rule at two betas traces its program once."""
+  traced = []
+  gamma = engine.gamma
+  monkeypatch.setattr(engine, "gamma", lambda *a: traced.append(1) or gamma(*a))
+  engine._compiled_advance.cache_clear()
+  fam = jbai.families.gaussian()
+  tr = [jbai.trace(jax.random.key(3), fam, GAUSS, jbai.rules.ebtc(beta=beta),
+                   horizon=200, n_trials=8, n_points=3) for beta in (0.2, 0.8)]
+  assert len(traced) == 1
+  assert tr[1].top_share[:, -1].mean() > tr[0].top_share[:, -1].mean() + 0.2
+  engine._compiled_advance.cache_clear()
+
+
 @pytest.mark.parametrize("kwargs, match", [
     ({"delta": 1.0}, "delta must be in"),
     ({"delta": 0.0}, "delta must be in"),
@@ -101,6 +139,16 @@ def test_lane_recycling_keeps_lanes_busy():
   assert plain.stats["utilisation"] < res.stats["utilisation"]
 
 
+def test_shrinking_the_pool_for_the_tail_changes_no_result():
+  shrunk = run(n_trials=100, lanes=32, chunk=16, shrink=0.0)
+  assert shrunk.stats["pool_sizes"] == [32, 32 // engine.SHRINK]
+  fixed = run(n_trials=100, lanes=32, chunk=16, shrink=None)
+  assert fixed.stats["pool_sizes"] == [32]
+  for field in ("tau", "answer", "counts", "steps"):
+    np.testing.assert_array_equal(getattr(shrunk, field), getattr(fixed, field))
+  assert shrunk.stats["utilisation"] > fixed.stats["utilisation"]
+
+
 def test_trace_matches_simulate_trajectories():
   # Without stopping, the counts at time t are those of the same trial in simulate
   # (same key), as long as it has not stopped: compare at a time before any stop.
@@ -122,6 +170,10 @@ def test_two_devices_give_the_same_results(tmp_path):
       "res = jbai.simulate(jax.random.key(3), jbai.families.gaussian(), [1.0, 0.5, 0.4],"
       " jbai.rules.tcb(), 0.05, 40, lanes=5)\n"
       "assert res.stats['devices'] == 2\n"
+      "small = jbai.simulate(jax.random.key(3), jbai.families.gaussian(), [1.0, 0.5, 0.4],"
+      " jbai.rules.tcb(), 0.05, 40, lanes=32, chunk=16, shrink=0.0)\n"
+      "assert small.stats['pool_sizes'] == [32, 4], small.stats['pool_sizes']\n"
+      "np.testing.assert_array_equal(small.tau, res.tau)\n"
       f"np.savez({str(tmp_path / 'two.npz')!r}, tau=res.tau, counts=res.counts)\n")
   env = dict(__import__("os").environ, XLA_FLAGS="--xla_force_host_platform_device_count=2",
              JAX_ENABLE_X64="1")

@@ -129,6 +129,26 @@ def test_bad_beta_raises(name, beta):
     FACTORIES[name](beta=beta)
 
 
+@pytest.mark.parametrize("name", TOP_TWO_FIXED_BETA)
+def test_beta_is_a_runtime_parameter(name):
+  """beta lives in the state, in the default float dtype, and rules that differ
+  in beta alone share a program identity."""
+  factory = FACTORIES[name]
+  state = factory(beta=0.3).init(3)
+  assert float(state.beta) == np.float64(0.3).astype(jnp.result_type(float))
+  assert state.beta.dtype == jnp.result_type(float)
+  assert factory(beta=0.3) != factory(beta=0.7)
+  assert factory(beta=0.3).program() == factory(beta=0.7).program()
+  assert factory(beta=0.3).program() != jbai.rules.tcb().program()
+
+
+def test_structural_parameters_stay_in_the_program():
+  assert ttts(max_redraws=10).program() != ttts(max_redraws=20).program()
+  assert ttts(beta=0.2).program() == ttts(beta=0.6).program()
+  assert tas_d(lazy_factor=1.5).program() != tas_d(lazy_factor=2.0).program()
+  assert jbai.rules.tcb(eps=1.0).program() != jbai.rules.tcb(eps=2.0).program()
+
+
 def test_bad_parameters_raise():
   with pytest.raises(ValueError, match="max_redraws"):
     ttts(max_redraws=0)

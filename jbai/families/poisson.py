@@ -4,6 +4,7 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import gammaln, xlogy
 
+from jbai import prng
 from jbai.families.base import Family, exponential_family, tiny
 
 
@@ -29,7 +30,8 @@ def poisson(lo: float = 0.0, hi: float = 1e3) -> Family:
 
   def sample(key, means):
     means = jnp.asarray(means)
-    return jax.random.poisson(key, means, means.shape).astype(means.dtype)
+    # jax.random.poisson takes default-implementation keys only.
+    return jax.random.poisson(prng.as_default(key), means, means.shape).astype(means.dtype)
 
   def fisher(m):
     return 1 / jnp.maximum(m, tiny(m * 1.0))

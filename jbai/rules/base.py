@@ -10,6 +10,14 @@ style), built by a factory that closes over the rule's hyper-parameters:
 returns the next arm to pull (int32 scalar). It must be jit- and vmap-able and
 must not depend on anything but its arguments, so that a trial is a
 deterministic function of its PRNG key.
+
+Runtime hyper-parameters. A numeric hyper-parameter that `select` reads from the
+state (built by `init` on the host, with `hyper`) rather than from its closure is
+a runtime value of the compiled simulation: the rule names it in `runtime`, and
+`Rule.program()`, the identity under which the engine caches compiled programs,
+leaves it out. Changing it (say a top-two rule's beta) then reuses the program.
+A parameter that changes the program's structure (a loop bound, None against a
+number) stays in the closure and in the identity.
 """
 
 from typing import Any, Callable, NamedTuple
@@ -25,10 +33,22 @@ class Rule(NamedTuple):
   name: str
   init: Callable[[int], Any]
   select: Callable[[jax.Array, Family, ArmStats, Any], tuple]
-  params: tuple = ()  # ((name, value), ...) for display
+  params: tuple = ()   # ((name, value), ...) for display
+  runtime: tuple = ()  # names of the params that select reads from the state
 
   def __repr__(self):
     return f"{self.name}({', '.join(f'{k}={v}' for k, v in self.params)})"
+
+  def program(self) -> "Rule":
+    """The rule without its runtime params: equal for rules that compile alike.
+
+    Example:
+      >>> from jbai import rules
+      >>> rules.t3c(beta=0.3).program() == rules.t3c(beta=0.7).program()
+      True
+    """
+    return self._replace(params=tuple((k, v) for k, v in self.params
+                                      if k not in self.runtime))
 
   def __hash__(self):
     return hash((self.name, self.params))
@@ -41,6 +61,12 @@ class Rule(NamedTuple):
 def no_state(num_arms: int):
   del num_arms
   return ()
+
+
+def hyper(value) -> jax.Array:
+  """A numeric hyper-parameter as a state leaf: a scalar of the default float
+  dtype, the dtype of the sample means that it meets in `select`."""
+  return jnp.asarray(value, jnp.result_type(float))
 
 
 def argmax_ties(u: jax.Array, values: jax.Array) -> jax.Array:

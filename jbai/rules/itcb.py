@@ -7,8 +7,8 @@ READING-NOTES): pull the leader when Phi_t(w'_t) >= Phi_t(T_t/t), else b_t^min.
 Forced exploration, r_t = eps / t and tie-breaking as in TCB (jbai.rules.tcb).
 """
 
-from jbai.rules.base import Rule, no_state
-from jbai.rules.tcb import balance
+from jbai.rules.base import Rule, hyper
+from jbai.rules.tcb import BalanceState, balance
 
 
 def itcb(eps: float = 1.0) -> Rule:
@@ -24,6 +24,7 @@ def itcb(eps: float = 1.0) -> Rule:
     raise ValueError(f"eps must be > 0, got {eps!r}")
 
   def select(key, family, arm_stats, state):
-    return balance(key, family, arm_stats, eps, penalty=True), state
+    return balance(key, family, arm_stats, state.eps, penalty=True), state
 
-  return Rule("itcb", no_state, select, (("eps", float(eps)),))
+  return Rule("itcb", lambda num_arms: BalanceState(hyper(eps)), select,
+              (("eps", float(eps)),), runtime=("eps",))

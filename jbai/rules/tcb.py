@@ -19,12 +19,19 @@ Gamma_t(w') = Gamma_t(T/t), which the paper leaves open, pulls the leader as the
 appendix's proof does.
 """
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 
-from jbai.rules.base import (Rule, argmax_ties, least_sampled, no_state,
-                             under_explored)
+from jbai.rules.base import Rule, argmax_ties, hyper, least_sampled, under_explored
 from jbai.transport import pair_costs
+
+
+class BalanceState(NamedTuple):
+  """The state of TCB and ITCB: their look-ahead step, a runtime value."""
+
+  eps: jax.Array  # [] float, r_t = eps / t
 
 
 def look_ahead(w: jax.Array, top: jax.Array, r: jax.Array) -> jax.Array:
@@ -73,6 +80,7 @@ def tcb(eps: float = 1.0) -> Rule:
     raise ValueError(f"eps must be > 0, got {eps!r}")
 
   def select(key, family, arm_stats, state):
-    return balance(key, family, arm_stats, eps, penalty=False), state
+    return balance(key, family, arm_stats, state.eps, penalty=False), state
 
-  return Rule("tcb", no_state, select, (("eps", float(eps)),))
+  return Rule("tcb", lambda num_arms: BalanceState(hyper(eps)), select,
+              (("eps", float(eps)),), runtime=("eps",))

@@ -13,6 +13,10 @@ exploration, so each rule file is a single call of `top_two_rule`:
   tstci       Thompson sample   TCI                              posterior + penalty
   t3c-tuned   Thompson sample   TC, beta_t = w_top(nu_hat_t)     posterior sampling
 
+A fixed beta is a runtime value: it lives in the rule's state (`TopTwoState`),
+so that every beta of a sweep runs the same compiled program (see
+jbai.rules.base).
+
 W_t(L, j) is the transport cost (jbai.transport) with the counts as weights and
 the projected sample means as means, 0 when mu_t(j) >= mu_t(L): the GLLR of
 "L beats j" evaluated at the sample means. Every rule first pulls each arm once
@@ -20,20 +24,24 @@ the projected sample means as means, 0 when mu_t(j) >= mu_t(L): the GLLR of
 empirical best arm and in the challenger's argmin, are broken uniformly at random.
 """
 
-from typing import Callable, Union
+from typing import Callable, NamedTuple, Union
 
 import jax
 import jax.numpy as jnp
 
 from jbai.families.base import Family
-from jbai.rules.base import (Rule, argmax_random_ties, argmin_random_ties, leader,
-                             least_sampled, no_state, under_explored)
+from jbai.rules.base import (Rule, argmax_random_ties, argmin_random_ties, hyper,
+                             leader, least_sampled, no_state, under_explored)
 from jbai.state import ArmStats
 from jbai.transport import pair_costs
 
 Leader = Callable[[jax.Array, Family, ArmStats], jax.Array]
 Challenger = Callable[[jax.Array, Family, ArmStats, jax.Array, jax.Array], jax.Array]
-Beta = Union[float, Callable[[Family, ArmStats], jax.Array]]
+Beta = Union[float, jax.Array, Callable[[Family, ArmStats], jax.Array]]
+
+
+class TopTwoState(NamedTuple):
+  beta: jax.Array  # [] float, probability of pulling the leader
 
 
 def check_beta(beta: float) -> float:
@@ -98,8 +106,8 @@ def top_two_arm(key: jax.Array, family: Family, arm_stats: ArmStats, *,
     challenger_fn: challenger(key, family, arm_stats, leader, active) -> arm, an
       arm other than the leader; `active` is True when the challenger is pulled
       this step, so that a costly challenger (TTTS) may skip its work otherwise.
-    beta: probability of pulling the leader, a float or a function
-      beta(family, arm_stats) -> [] (T3C with beta tuning).
+    beta: probability of pulling the leader: a number, a [] array (the rule's
+      state) or a function beta(family, arm_stats) -> [] (T3C with beta tuning).
     forced_exploration: pull the least-sampled arm while some arm has
       T_t(i) <= ceil(sqrt(t/K)) (the set U_t of jbai.rules.base.under_explored).
 
@@ -114,7 +122,8 @@ def top_two_arm(key: jax.Array, family: Family, arm_stats: ArmStats, *,
     explore = jnp.min(counts) == 0  # initialisation: each arm once
   lead = leader_fn(k_lead, family, arm_stats)
   b = beta(family, arm_stats) if callable(beta) else beta
-  pull_leader = jax.random.uniform(k_coin, dtype=arm_stats.mean.dtype) < b
+  u = jax.random.uniform(k_coin, dtype=arm_stats.mean.dtype)
+  pull_leader = u < jnp.asarray(b, u.dtype)
   chal = challenger_fn(k_chal, family, arm_stats, lead, ~pull_leader & ~explore)
   arm = jnp.where(pull_leader, lead, chal)
   return jnp.where(explore, least_sampled(counts), arm).astype(jnp.int32)
@@ -123,19 +132,31 @@ def top_two_arm(key: jax.Array, family: Family, arm_stats: ArmStats, *,
 def top_two_rule(name: str, params: tuple, *, leader_fn: Leader,
                  challenger_fn: Challenger, beta: Beta,
                  forced_exploration: bool = False) -> Rule:
-  """Builds a stateless top-two `Rule` from its leader, challenger and beta.
+  """Builds a top-two `Rule` from its leader, challenger and beta.
+
+  A fixed beta (a number, validated by the caller) is the rule's state,
+  `TopTwoState(beta)`, and a runtime parameter: rules that differ in beta alone
+  share one compiled program. A beta function is part of the program (the
+  state is then empty).
 
   A rule whose leader is `ts_leader` checks, when first traced, that the family
   has a posterior (ValueError otherwise).
   """
   needs_posterior = leader_fn is ts_leader
+  tuned = callable(beta)
+
+  def init(num_arms):
+    del num_arms
+    return TopTwoState(beta=hyper(beta))
 
   def select(key, family, arm_stats, state):
     if needs_posterior:
       check_posterior(family, name)
     arm = top_two_arm(key, family, arm_stats, leader_fn=leader_fn,
-                      challenger_fn=challenger_fn, beta=beta,
+                      challenger_fn=challenger_fn, beta=beta if tuned else state.beta,
                       forced_exploration=forced_exploration)
     return arm, state
 
-  return Rule(name, no_state, select, params)
+  if tuned:
+    return Rule(name, no_state, select, params)
+  return Rule(name, init, select, params, runtime=("beta",))
