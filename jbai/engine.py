@@ -227,6 +227,7 @@ def build_chunk(family: Family, rule: Rule, threshold, num_arms: int,
 
 
 AXIS = "lanes"
+_RAN = set()  # the programs of `_compiled` that have run (and so are compiled)
 
 
 @functools.lru_cache(maxsize=64)
@@ -373,8 +374,12 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
   total = n_inst * int(n_trials)
   devices = tuple(devices or jax.local_devices())
   n_lanes = int(lanes or default_lanes(total, len(devices)))
-  fn, sharding = _compiled(family, rule.program(), threshold, num_arms, len(deltas),
-                           n_lanes, int(chunk), devices)
+
+  def program(n_lanes):  # the arguments of `_compiled` for a pool of n_lanes lanes
+    return (family, rule.program(), threshold, num_arms, len(deltas), n_lanes, int(chunk),
+            devices)
+
+  fn, sharding = _compiled(*program(n_lanes))
   dtype = jnp.zeros(()).dtype
   config = Config(key=_raw_key(key), means=jnp.asarray(table, dtype),
                   n_trials=jnp.asarray(n_trials, jnp.int32),
@@ -396,7 +401,7 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
   lanes_used = [n_lanes]
   useful = lane_steps = timed_useful = 0
   compile_s = wall = 0.0
-  first_chunk = True  # of the current program: it includes its compilation
+  first_chunk = program(n_lanes) not in _RAN  # the first call of a program compiles it
   while True:
     t_chunk = time.perf_counter()
     pool = fn(pool, config, total_j)
@@ -407,6 +412,7 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
     if first_chunk:
       compile_s += time.perf_counter() - t_chunk
       first_chunk = False
+      _RAN.add(program(n_lanes))
     else:
       wall += time.perf_counter() - t_chunk
       timed_useful += n_useful
@@ -436,10 +442,9 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
         all(x.is_fully_addressable for x in jax.tree.leaves(pool))):
       n_lanes = small
       lanes_used.append(n_lanes)
-      fn, sharding = _compiled(family, rule.program(), threshold, num_arms, len(deltas),
-                               n_lanes, int(chunk), devices)
+      fn, sharding = _compiled(*program(n_lanes))
       pool = jax.device_put(_shrink(pool, n_lanes), sharding)
-      first_chunk = True
+      first_chunk = program(n_lanes) not in _RAN
 
   hit_cap = out_tau == 0
   tau = np.where(hit_cap, out_steps[:, None], out_tau)

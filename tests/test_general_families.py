@@ -355,8 +355,9 @@ def test_rules_use_sample_means_and_stopping_uses_mles():
   assert 0 < float(glr) and float(jnp.min(by_mean)) > 5 * float(glr)
   # TCB and ITCB select from the sample means: swapping in the MLEs changes the pick.
   for rule in (jbai.rules.tcb(), jbai.rules.itcb()):
-    picks = {int(rule.select(jax.random.key(s), fam, st, ())[0]) for s in range(8)}
-    swapped = {int(rule.select(jax.random.key(s), fam, st._replace(mean=st.mle), ())[0])
+    state = rule.init(3)
+    picks = {int(rule.select(jax.random.key(s), fam, st, state)[0]) for s in range(8)}
+    swapped = {int(rule.select(jax.random.key(s), fam, st._replace(mean=st.mle), state)[0])
                for s in range(8)}
     assert picks != swapped
 

@@ -23,7 +23,8 @@ def stats_of(family, counts, means):
 def pulls(rule, family, counts, means, n=200):
   keys = jax.random.split(jax.random.key(0), n)
   st = stats_of(family, counts, means)
-  arms, _ = jax.vmap(lambda k: rule.select(k, family, st, ()))(keys)
+  state = rule.init(len(means))
+  arms, _ = jax.vmap(lambda k: rule.select(k, family, st, state))(keys)
   return np.asarray(arms)
 
 
