@@ -64,12 +64,14 @@ def per_step_cost(num_arms, lanes=64, seconds=2.0, rule="tcb"):
   means = np.full(num_arms, 1.0)
   means[0] = 1.2
   devices = tuple(jax.local_devices())
-  fn, sharding = engine._compiled(family, rule, thr, num_arms, 1, lanes, 256, devices)
+  fn, sharding = engine._compiled(family, rule.program(), thr, num_arms, 1, lanes, 256,
+                                  devices)
   config = engine.Config(key=jax.random.key_data(jax.random.key(0)),
                          means=jnp.asarray(means[None], jnp.float32),
                          n_trials=jnp.asarray(10**6, jnp.int32),
                          max_steps=jnp.asarray(10**8, jnp.int32),
-                         thr_params=thr.init(jnp.asarray([1e-30], jnp.float32), num_arms))
+                         thr_params=thr.init(jnp.asarray([1e-30], jnp.float32), num_arms),
+                         rule_state=rule.init(num_arms))
   pool = engine._initial_pool(family, rule, config, num_arms, 1, lanes)
   pool = jax.device_put(jax.tree.map(lambda x: jnp.broadcast_to(x, (len(devices),) + x.shape),
                                      pool), sharding)
@@ -112,9 +114,11 @@ def main():
     print(f"{k:>6} {us:>13.3f} {1e3 * us / k:>13.2f} {nbytes:>11}", flush=True)
   print("\n3. Working memory (lane pool) does not depend on n_trials:")
   for n in [100, 10_000]:
-    pool = engine._initial_pool(jbai.families.gaussian(), jbai.rules.tcb(), engine.Config(
+    tcb = jbai.rules.tcb()
+    pool = engine._initial_pool(jbai.families.gaussian(), tcb, engine.Config(
         key=jax.random.key_data(jax.random.key(0)), means=jnp.ones((1, 5)),
-        n_trials=jnp.asarray(n), max_steps=jnp.asarray(10), thr_params=None), 5, 1, 64)
+        n_trials=jnp.asarray(n), max_steps=jnp.asarray(10), thr_params=None,
+        rule_state=tcb.init(5)), 5, 1, 64)
     print(f"   n_trials={n:>6}: pool of 64 lanes = "
           f"{sum(x.nbytes for x in jax.tree.leaves(pool))} bytes")
 

@@ -34,6 +34,7 @@ runtime values and never cause a recompilation. "Rule" here means
 import functools
 import math
 import time
+import weakref
 from typing import Any, Callable, NamedTuple, Optional
 
 import jax
@@ -95,8 +96,7 @@ class Config(NamedTuple):
   n_trials: jax.Array     # [] int32, trials per instance
   max_steps: jax.Array    # [] int32, cap on the steps of a trial
   thr_params: Any         # threshold parameters (from Threshold.init)
-  rule_state: Any = None  # every trial's initial rule state (rule.init(K));
-                          # None: rule.init inside the program
+  rule_state: Any         # every trial's initial rule state, rule.init(K)
 
 
 def step_keys(key: jax.Array, t: jax.Array):
@@ -122,10 +122,9 @@ def _start(family: Family, rule: Rule, config: Config, index, num_arms: int,
   """A lane starting trial `index` (idle if index < 0)."""
   instance = jnp.maximum(index, 0) // config.n_trials
   dtype = config.means.dtype
-  rule_state = rule.init(num_arms) if config.rule_state is None else config.rule_state
   return Lane(
       stats=empty_stats(family, num_arms, dtype),
-      rule_state=rule_state,
+      rule_state=config.rule_state,
       key=jax.random.key_data(
           jax.random.fold_in(prng.wrap(config.key), jnp.maximum(index, 0))),
       index=index.astype(jnp.int32),
@@ -227,7 +226,7 @@ def build_chunk(family: Family, rule: Rule, threshold, num_arms: int,
 
 
 AXIS = "lanes"
-_RAN = set()  # the programs of `_compiled` that have run (and so are compiled)
+_RAN = weakref.WeakSet()  # the programs of `_compiled` that have run (are compiled)
 
 
 @functools.lru_cache(maxsize=64)
@@ -401,7 +400,7 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
   lanes_used = [n_lanes]
   useful = lane_steps = timed_useful = 0
   compile_s = wall = 0.0
-  first_chunk = program(n_lanes) not in _RAN  # the first call of a program compiles it
+  first_chunk = fn not in _RAN  # the first call of a program compiles it
   while True:
     t_chunk = time.perf_counter()
     pool = fn(pool, config, total_j)
@@ -412,7 +411,7 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
     if first_chunk:
       compile_s += time.perf_counter() - t_chunk
       first_chunk = False
-      _RAN.add(program(n_lanes))
+      _RAN.add(fn)
     else:
       wall += time.perf_counter() - t_chunk
       timed_useful += n_useful
@@ -444,7 +443,7 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
       lanes_used.append(n_lanes)
       fn, sharding = _compiled(*program(n_lanes))
       pool = jax.device_put(_shrink(pool, n_lanes), sharding)
-      first_chunk = program(n_lanes) not in _RAN
+      first_chunk = fn not in _RAN
 
   hit_cap = out_tau == 0
   tau = np.where(hit_cap, out_steps[:, None], out_tau)
@@ -468,8 +467,8 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
                "useful_steps": useful, "timed_useful_steps": timed_useful,
                "lane_steps": lane_steps,
                "utilisation": useful / lane_steps if lane_steps else 0.0,
-               "lanes": lanes_used[0], "pool_sizes": lanes_used, "devices": len(devices), "rule": repr(rule), "family": repr(family),
-               "threshold": repr(threshold)}
+               "lanes": lanes_used[0], "pool_sizes": lanes_used, "devices": len(devices),
+               "rule": repr(rule), "family": repr(family), "threshold": repr(threshold)}
   return Result(tau=shaped(tau, d_shape) if d_shape else shaped(tau[:, 0]),
                 answer=shaped(answer, d_shape) if d_shape else shaped(answer[:, 0]),
                 correct=shaped(correct, d_shape) if d_shape else shaped(correct[:, 0]),

@@ -124,7 +124,6 @@ def beta_optimal_allocation(family: Union[Family, str], means: ArrayLike,
   return exact_beta_solve(family, means, jnp.asarray(b, means.dtype))
 
 
-
 __all__ = ["METHODS", "OracleInfo", "beta_optimal_allocation", "exact_beta_solve",
            "exact_solve", "gamma_bounds", "optimal_allocation", "projected_solve",
            "relative_gap", "scale_by_simplex_geometry"]
