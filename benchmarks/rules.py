@@ -1,0 +1,105 @@
+"""Step cost of every sampling rule, against TCB in the same process.
+
+For each instance (Gaussian and Bernoulli, K = 5 and K = 20) and each registered
+rule, runs `jbai.simulate` (float32, default device) at delta = 1e-8 with the gk16
+threshold, after a one-step run that compiles the program, and prints:
+
+  * useful trial-steps per second (steps that advanced a trial, over the wall time
+    of the chunks after the first one of each program);
+  * the ratio of TCB's steps per second to the rule's (how many TCB steps one step
+    of the rule costs);
+  * the seconds of the compiling run;
+  * the trials finished and the trials at the cap.
+
+A rule whose run outlasts --budget seconds is stopped there (between chunks) and
+its figure comes from the chunks run so far, marked "partial".
+
+Usage: python benchmarks/rules.py [--trials 256] [--lanes 32] [--budget 60]
+                                  [--rules tcb,ttts] [--instances bernoulli-5]
+"""
+
+import argparse
+import time
+
+import jax
+import numpy as np
+
+import jbai
+
+DELTA = 1e-8
+INSTANCES = {
+    "gaussian-5": ("gaussian", [1.2, 1.0, 1.0, 1.0, 1.0]),
+    "bernoulli-5": ("bernoulli", [0.8, 0.5, 0.3, 0.29, 0.06]),
+    "gaussian-20": ("gaussian", [1.2] + list(np.round(np.linspace(1.0, 0.0, 19), 4))),
+    "bernoulli-20": ("bernoulli", [0.8] + list(np.round(np.linspace(0.6, 0.05, 19), 4))),
+}
+
+
+class Budget(Exception):
+  """Raised by the progress callback once a run has used its time budget."""
+
+
+class Meter:
+  """Progress callback: useful steps and time at the end of each chunk."""
+
+  def __init__(self, budget_s):
+    self.budget_s, self.marks = budget_s, []
+
+  def __call__(self, done, total, useful):
+    self.marks.append((time.perf_counter(), useful, done))
+    if self.marks[-1][0] - self.marks[0][0] > self.budget_s:
+      raise Budget
+
+
+def measure(family, means, rule, trials, lanes, max_steps, chunk, budget_s):
+  """(steps per second, compile seconds, finished trials, trials at the cap, partial)."""
+  t0 = time.perf_counter()
+  jbai.simulate(jax.random.key(0), family, means, rule, DELTA, lanes, max_steps=1,
+                lanes=lanes, chunk=chunk, shrink=None)
+  compile_s = time.perf_counter() - t0
+  meter = Meter(budget_s)
+  try:
+    res = jbai.simulate(jax.random.key(0), family, means, rule, DELTA, trials,
+                        max_steps=max_steps, lanes=lanes, chunk=chunk, shrink=None,
+                        progress=meter)
+  except Budget:
+    (t_a, u_a, _), (t_b, u_b, done) = meter.marks[0], meter.marks[-1]
+    return (u_b - u_a) / (t_b - t_a), compile_s, done, None, True
+  st = res.stats
+  return (st["timed_useful_steps"] / st["wall_seconds"], compile_s, trials,
+          int(res.hit_cap.sum()), False)
+
+
+def main():
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--trials", type=int, default=256)
+  parser.add_argument("--lanes", type=int, default=32)
+  parser.add_argument("--max-steps", type=int, default=200_000)
+  parser.add_argument("--chunk", type=int, default=256)
+  parser.add_argument("--budget", type=float, default=60.0, help="seconds per rule and instance")
+  parser.add_argument("--rules", default=",".join(jbai.rules.RULES))
+  parser.add_argument("--instances", default=",".join(INSTANCES))
+  args = parser.parse_args()
+  rules = [r for r in args.rules.split(",") if r]
+  if "tcb" not in rules:
+    rules.insert(0, "tcb")
+  print(f"device {jax.devices()[0].platform}, float32, delta = {DELTA:g}, gk16, "
+        f"{args.trials} trials, {args.lanes} lanes, cap {args.max_steps} steps")
+  for name in args.instances.split(","):
+    family, means = INSTANCES[name]
+    print(f"\n{name}: {family} {means}")
+    print(f"{'rule':<12} {'steps/s':>10} {'x TCB cost':>10} {'compile s':>10} "
+          f"{'trials':>7} {'at cap':>7}")
+    tcb_rate = None
+    for rule in rules:
+      rate, compile_s, done, capped, partial = measure(
+          family, means, rule, args.trials, args.lanes, args.max_steps, args.chunk,
+          args.budget)
+      tcb_rate = rate if rule == "tcb" else tcb_rate
+      note = "  partial: budget hit" if partial else ""
+      print(f"{rule:<12} {rate:>10.3g} {tcb_rate / rate:>10.2f} {compile_s:>10.2f} "
+            f"{done:>7} {'-' if capped is None else capped:>7}{note}", flush=True)
+
+
+if __name__ == "__main__":
+  main()
