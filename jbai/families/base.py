@@ -46,6 +46,12 @@ class Family(NamedTuple):
       every x and m in Theta (the paper's Assumption 7), used by the `paper`
       stopping threshold.
     params: the family's parameters, for display (e.g. {"sigma": 1.0}).
+    exponential: True for a one-parameter exponential family in some sufficient
+      statistic T(x) (T(x) = x, or x^k for the Weibull family), with `mle` its
+      maximum-likelihood mean; the `kk` threshold is proven for these.
+    score: optional score(n, stats, m) -> sum over the rewards summarised by
+      (n, stats) of d/dm log pi(x | m), elementwise in the arms; None: the
+      simulator accumulates d/dm log_density reward by reward instead.
   """
 
   name: str
@@ -63,6 +69,8 @@ class Family(NamedTuple):
   posterior_sample: Optional[Callable[..., jax.Array]] = None
   curvature: Optional[float] = None
   params: tuple = ()
+  exponential: bool = False
+  score: Optional[Callable[..., jax.Array]] = None
 
   def __repr__(self):
     extra = "".join(f", {k}={v}" for k, v in self.params)
@@ -111,14 +119,20 @@ def exponential_family(*, name, lo, hi, kl, sample, fisher, log_density,
   """A one-parameter exponential family with the reward x as sufficient statistic.
 
   Its MLE is the sample mean, and its transport minimiser is the weighted mean.
+  In the mean parameterisation d/dm log pi(x | m) = (x - m) I(m), I the Fisher
+  information, so the score of n rewards summing to S is (S - n m) I(m).
   """
   mean = sample_mean(lo, hi)
+
+  def score(n, stats, m):
+    return (stats[..., 0] - n * m) * fisher(m)
+
   return Family(
       name=name, lo=float(lo), hi=float(hi), kl=kl, sample=sample, stat_dim=1,
       stat=lambda x: jnp.asarray(x)[..., None], mean=mean, mle=mean,
       fisher=fisher, log_density=log_density, transport_x=weighted_mean,
       posterior_sample=posterior_sample, curvature=curvature,
-      params=tuple(params))
+      params=tuple(params), exponential=True, score=score)
 
 
 def tiny(x: ArrayLike) -> jax.Array:

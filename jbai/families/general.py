@@ -376,7 +376,9 @@ def general_family(*, name: str, lo: float, hi: float, log_density: Callable,
                    mle: Optional[Callable] = None, grid_size: int = GRID_SIZE,
                    stencil: int = STENCIL, transport_x: Optional[Callable] = None,
                    posterior_sample: Optional[Callable] = None,
-                   curvature: Optional[float] = None, params=()) -> Family:
+                   curvature: Optional[float] = None, params=(),
+                   exponential: bool = False,
+                   score: Optional[Callable] = None) -> Family:
   """Builds a `Family` for any family parameterised by its mean.
 
   The family must meet the paper's Assumptions 1-8 on Theta = [lo, hi] for TCB and
@@ -412,6 +414,9 @@ def general_family(*, name: str, lo: float, hi: float, log_density: Callable,
     curvature: sigma^2 of Assumption 7 (for the `paper` threshold), or None.
     params: ((name, value), ...) of the family's parameters, for display and
       for the compilation cache.
+    exponential: the family is a one-parameter exponential family in some
+      sufficient statistic and `mle` is its MLE (the `kk` threshold applies).
+    score: optional closed form of the summed score, see `Family.score`.
 
   Returns:
     The Family.
@@ -454,7 +459,8 @@ def general_family(*, name: str, lo: float, hi: float, log_density: Callable,
       name=name, lo=lo, hi=hi, kl=kl, sample=sample, stat_dim=int(stat_dim),
       stat=stat, mean=sample_mean(lo, hi), mle=mle, fisher=fisher,
       log_density=log_density, transport_x=transport_x,
-      posterior_sample=posterior_sample, curvature=curvature, params=tuple(params))
+      posterior_sample=posterior_sample, curvature=curvature, params=tuple(params),
+      exponential=bool(exponential), score=score)
 
 
 def _check_stat(name, stat, stat_dim, sample, lo, hi):

@@ -115,6 +115,10 @@ def weibull(shape: float = 2.0, lo: float = 1e-3, hi: float = 1e3,
     rate = jax.random.gamma(key, 1 + n.astype(s.dtype)) / s  # of lam^-k
     return jnp.clip(c * rate ** (-1 / k), lo, hi)
 
+  def score(n, stats, m):  # d/dm log pi = (k / m) ((x / lam)^k - 1)
+    m = jnp.asarray(m) * 1.0
+    return k / m * (stats[..., 1] / (m / c) ** k - n)
+
   params = (("shape", k),)
   if curvature is not None:
     params += (("curvature", float(curvature)),)
@@ -122,4 +126,4 @@ def weibull(shape: float = 2.0, lo: float = 1e-3, hi: float = 1e3,
       name="weibull", lo=lo, hi=hi, log_density=log_density, sample=sample,
       kl=kl, fisher=fisher, stat=stat, stat_dim=2, mle=mle,
       transport_x=transport_x, posterior_sample=posterior_sample,
-      curvature=curvature, params=params)
+      curvature=curvature, params=params, exponential=True, score=score)
