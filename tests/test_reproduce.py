@@ -38,12 +38,13 @@ def test_smoke_writes_every_file(smoke):
   assert summary["computed"] > 0
   names = ["table1.csv", "transport.csv", "beta_t.csv", "oversampled.csv",
            "sensitivity.csv", "figure1.csv", "figure1_curve.csv", "ratio.csv",
-           "claims.md", runner.STORE_NAME]
+           "gradient.csv", "hardest.csv", "hardest_trace.csv", "claims.md",
+           runner.STORE_NAME]
   names += [f"{name}.claims.json" for name in reproduce.EXPERIMENTS]
   try:
     import matplotlib  # noqa: F401
     names += ["transport.png", "beta_t.png", "oversampled.png", "sensitivity.png",
-              "figure1.png", "ratio.png"]
+              "figure1.png", "ratio.png", "gradient.png", "hardest.png"]
   except ImportError:
     pass
   for name in names:
@@ -118,6 +119,13 @@ def test_smoke_numbers_are_sane(smoke):
   ratio = _csv(os.path.join(out, "ratio.csv"))
   taus = [float(r["mean_tau"]) for r in ratio]
   assert taus == sorted(taus)  # one trajectory: smaller delta, later crossing
+  grad = _csv(os.path.join(out, "gradient.csv"))
+  assert [float(r["delta"]) for r in grad] == specs.spec("gradient", "smoke")["deltas"]
+  for r in grad:  # the best arm's mean lowers E[tau], and so it does T*
+    assert float(r["grad_t_star_0"]) < 0 < float(r["grad_t_star_1"])
+  hardest = _csv(os.path.join(out, "hardest.csv"))
+  assert [r["instance"] for r in hardest] == ["start", "ascent", "random"]
+  assert all(float(r["ratio"]) > 0 for r in hardest)
 
 
 def test_scripts_carry_the_paper_configs():

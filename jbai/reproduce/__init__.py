@@ -12,6 +12,9 @@ files, PNG figures and the paper's claims next to jbai's numbers.
   sensitivity  mean stopping time against beta (Figures 3 and 4)
   figure1      beta-optimal sample complexity against beta (Figure 1)
   ratio        E[tau] / (T* log(1/delta)) as delta -> 0 (beyond the paper)
+  gradient     grad E[tau] / log(1/delta) against grad T*(nu) (beyond the paper)
+  hardest      the instances where a rule is least efficient, by gradient ascent
+               through the simulator against random search (beyond the paper)
 
 Results are kept per job in <out>/runs.jsonl as each job ends, so a rerun resumes
 and recomputes nothing that is recorded; the reports are rebuilt from the store
@@ -26,7 +29,7 @@ import os
 import time
 from typing import Callable, NamedTuple, Optional
 
-from jbai.reproduce import figure1, ratio, sensitivity, specs, table1, traces
+from jbai.reproduce import figure1, gradients, ratio, sensitivity, specs, table1, traces
 from jbai.reproduce.runner import Progress, Runner, job_key, write_json
 from jbai.reproduce.specs import spec
 
@@ -52,6 +55,10 @@ EXPERIMENTS = {e.name: e for e in [
                figure1.report),
     Experiment("ratio", "Ratio to the lower bound as delta -> 0 (beyond the paper)",
                ratio.jobs, ratio.report),
+    Experiment("gradient", "Gradient of E[tau] against the gradient of T* (beyond the paper)",
+               gradients.gradient_jobs, gradients.gradient_report),
+    Experiment("hardest", "Where a rule is least efficient: gradient ascent against random "
+               "search (beyond the paper)", gradients.hardest_jobs, gradients.hardest_report),
 ]}
 
 CLAIMS_NAME = "claims.md"

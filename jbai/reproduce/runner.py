@@ -1,6 +1,7 @@
 """The shared runner: jobs, the resumable store of their results, a progress bar.
 
-A job is one call of `jbai.simulate` or `jbai.trace`, described by a JSON dict
+A job is one call of `jbai.simulate` or `jbai.trace` (or a gradient run or an
+instance search of jbai/reproduce/gradients.py), described by a JSON dict
 (its key is the dict's canonical JSON). `Runner.ensure(jobs)` runs the jobs whose
 key is not yet in the store and returns the records of all of them. Each record
 is appended to `runs.jsonl` in the output folder as one complete line, flushed
@@ -242,10 +243,11 @@ class Runner:
   def _run(self, job: dict, progress: Progress) -> dict:
     import jax
     from jbai import engine, families, rules
-    family = families.get(job["family"])
-    rule = rules.get(job["rule"], **job["rule_params"])
-    key = jax.random.key(job["seed"])
     t0, c0 = time.perf_counter(), time.process_time()
+    if job["kind"] in ("simulate", "trace"):
+      family = families.get(job["family"])
+      rule = rules.get(job["rule"], **job["rule_params"])
+      key = jax.random.key(job["seed"])
     if job["kind"] == "simulate":
       res = engine.simulate(
           key, family, job["means"], rule, job["delta"], job["trials"],
@@ -258,6 +260,12 @@ class Runner:
                         n_points=job["points"],
                         progress=lambda t, h: progress.update(t, h, "steps"))
       result = _summarise_trace(tr)
+    elif job["kind"] == "gradient":
+      from jbai.reproduce import gradients
+      result = gradients.run_gradient_job(job, progress)
+    elif job["kind"] == "search":
+      from jbai.reproduce import gradients
+      result = gradients.run_search_job(job, progress)
     else:
       raise ValueError(f"unknown job kind {job['kind']!r}")
     result["seconds"] = time.perf_counter() - t0
@@ -266,9 +274,12 @@ class Runner:
 
 
 def _job_label(job: dict) -> str:
+  if job["kind"] == "search":
+    return (f"{rule_label(job['rule'], job['rule_params'])} instance search, K={job['arms']}, "
+            f"{job['steps']} steps of {job['trials']} trials")
   k = len(job["means"])
-  what = (f"{job['trials']} trials" if job["kind"] == "simulate"
-          else f"trace {job['trials']}x{job['horizon']}")
+  what = {"simulate": f"{job['trials']} trials", "gradient": f"{job['trials']} trials, scores",
+          "trace": f"trace {job['trials']}x{job.get('horizon')}"}[job["kind"]]
   return f"{rule_label(job['rule'], job['rule_params'])} {job['family']} K={k} {what}"
 
 

@@ -84,6 +84,13 @@ PAPER = {
                            max_steps=4_000_000)],
         "rules": [["tcb", {}], ["itcb", {}], ["tas-d", {}], ["t3c", {"beta": 0.5}]],
         "deltas": RATIO_DELTAS, "beta_level": 0.5, "threshold": "gk16", "seed": 0},
+    "gradient": {"family": "gaussian", "means": [1.2, 1.0, 1.0, 1.0, 1.0], "rule": "itcb",
+                 "deltas": RATIO_DELTAS, "trials": 4000, "threshold": "gk16",
+                 "max_steps": 2_000_000, "seed": 0},
+    "hardest": {"rules": [["tcb", {}], ["itcb", {}], ["t3c", {"beta": 0.5}]], "arms": 5,
+                "t_star": 100.0, "box": 1.5, "delta": 1e-4, "threshold": "gk16",
+                "max_steps": 1_000_000, "trials": 600, "steps": 20, "learning_rate": 0.3,
+                "final_trials": 4000, "seed": 0},
 }
 
 # The smoke scale shares compiled programs between experiments (same family, K,
@@ -110,6 +117,12 @@ SMOKE = {
         "instances": [dict(SMOKE_GAUSSIAN, trials={"default": 20}, max_steps=100_000)],
         "rules": [["tcb", {}]], "deltas": _deltas([2, 4, 6, 8, 10]), "beta_level": 0.5,
         "threshold": "gk16", "seed": 0},
+    "gradient": {"family": "gaussian", "means": SMOKE_GAUSSIAN["means"], "rule": "tcb",
+                 "deltas": _deltas([2, 4, 8]), "trials": 40, "threshold": "gk16",
+                 "max_steps": 100_000, "seed": 0},
+    "hardest": {"rules": [["tcb", {}]], "arms": 5, "t_star": 20.0, "box": 1.5,
+                "delta": 1e-2, "threshold": "gk16", "max_steps": 100_000, "trials": 20,
+                "steps": 2, "learning_rate": 0.3, "final_trials": 40, "seed": 0},
 }
 
 SCALES = {"paper": PAPER, "smoke": SMOKE}
@@ -133,6 +146,11 @@ NOTES = {
              "Track-and-Stop; slippage [1.2, 1 x 50]: 10 trials, no Track-and-Stop "
              "(its step solves the oracle, about 3e-4 s per step at K = 51 on this "
              "CPU, a minute per trial at delta = 1e-30).",
+    "gradient": "Beyond the paper: ITCB on Gaussian [1.2, 1, 1, 1, 1], 4,000 trials, delta "
+                "from 1e-2 to 1e-30 (one trajectory per trial for every delta).",
+    "hardest": "Beyond the paper: Gaussian K = 5 with T*(nu) = 100, delta = 1e-4; 20 Adam "
+               "steps of 600 trials per rule, random search with the same simulated steps, "
+               "both best instances evaluated again with 4,000 trials.",
 }
 
 

@@ -1,0 +1,300 @@
+"""Beyond the paper: differentiating through the simulator.
+
+Two experiments built on the likelihood-ratio gradients of `jbai.estimate` (see
+jbai/estimate.py):
+
+  gradient  the asymptotic link. Asymptotic optimality says E[tau] ~ T*(nu)
+            log(1/delta) as delta -> 0; if it holds with the gradient too,
+            grad_mu E[tau] / log(1/delta) -> grad_mu T*(nu). One trajectory per
+            trial records every delta's stopping time and score, so one run
+            gives the whole curve; grad_mu T*(nu) comes from the differentiable
+            oracle (implicit differentiation of `jbai.oracle.exact_solve`).
+  hardest   where is a rule least efficient? Gradient ascent (optax Adam) over
+            K-armed Gaussian instances of fixed complexity T*(nu) = T0 on the
+            ratio R(nu) = E[tau] / (T*(nu) log(1/delta)), against random search
+            given the same number of simulated steps; the best instance of each
+            is then evaluated again with a fresh key and more trials, so that
+            the comparison is free of the selection bias of a noisy maximum.
+
+Instances of `hardest`: arm 0 has mean 0 and arm i > 0 has mean -g_i, with gaps
+g = s exp(u), u in [-U, U]^(K-1) (the box; u is clipped after each step), and s
+chosen so that T*(nu) = T0 (for Gaussian arms T* scales as 1/s^2). R is
+differentiable in u: through E[tau] by the likelihood ratio and through T*(nu)
+and s by the oracle's implicit derivatives.
+"""
+
+import math
+import os
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jbai.reproduce import plots, reference
+from jbai.reproduce.runner import result_of, write_csv
+
+
+# --------------------------------------------------------------------------
+# gradient: grad E[tau] / log(1/delta) against grad T*(nu).
+
+
+def gradient_job(config: dict) -> dict:
+  return {"kind": "gradient", "family": config["family"],
+          "means": [float(m) for m in config["means"]], "rule": config["rule"],
+          "rule_params": {}, "delta": [float(d) for d in config["deltas"]],
+          "trials": int(config["trials"]), "threshold": config["threshold"],
+          "max_steps": int(config["max_steps"]), "seed": int(config["seed"]),
+          "dtype": str(jnp.zeros(()).dtype)}
+
+
+def gradient_jobs(config: dict) -> list:
+  return [gradient_job(config)]
+
+
+def run_gradient_job(job: dict, progress) -> dict:
+  """Simulates with scores and returns, per delta, E[tau] and the likelihood-ratio
+  gradients of E[tau] and P(error) in the means, with standard errors."""
+  import jbai
+  from jbai.estimate import likelihood_ratio
+  res = jbai.simulate(jax.random.key(job["seed"]), job["family"], job["means"],
+                      jbai.rules.get(job["rule"], **job["rule_params"]), job["delta"],
+                      job["trials"], threshold=job["threshold"],
+                      max_steps=job["max_steps"], scores=True,
+                      progress=lambda done, total, *_: progress.update(done, total, "trials"))
+  score = jnp.asarray(res.reward_score)                     # [n, D, K]
+  per_delta = []
+  for name, f in (("tau", res.tau), ("error", ~res.correct)):
+    f = jnp.asarray(f, score.dtype)
+    g, se = likelihood_ratio(f, score)
+    per_delta.append((name, np.asarray(f.mean(0)), np.asarray(f.std(0, ddof=1)),
+                      np.asarray(g), np.asarray(se)))
+  n = res.tau.shape[0]
+  out = []
+  for d, delta in enumerate(job["delta"]):
+    row = {"delta": delta}
+    for name, mean, std, g, se in per_delta:
+      row.update({f"mean_{name}": float(mean[d]), f"se_{name}": float(std[d] / math.sqrt(n)),
+                  f"grad_{name}": g[d].tolist(), f"grad_{name}_se": se[d].tolist()})
+    row["hit_cap"] = int(res.hit_cap[:, d].sum())
+    out.append(row)
+  return {"per_delta": out, "trials": n, "wall_seconds": res.stats["wall_seconds"],
+          "compile_seconds": res.stats["compile_seconds"]}
+
+
+def _grad_t_star(family: str, means) -> np.ndarray:
+  """grad_mu T*(nu) from the exact oracle's implicit derivatives, in float64."""
+  from jbai import families, oracle
+  with jax.enable_x64(True):
+    fam = families.get(family)
+    t_star = lambda m: 1.0 / oracle.exact_solve(fam, m)[1]
+    return np.asarray(jax.grad(t_star)(jnp.asarray(means, jnp.float64)))
+
+
+def gradient_report(config: dict, records: dict, out: str) -> list:
+  res = result_of(records, gradient_job(config))
+  if res is None:
+    return []
+  fam, means = config["family"], config["means"]
+  t_star = reference.t_star(fam, means)
+  ref = _grad_t_star(fam, means)
+  k = len(means)
+  rows = []
+  for r in res["per_delta"]:
+    log_inv = math.log(1 / r["delta"])
+    g = np.asarray(r["grad_tau"]) / log_inv
+    se = np.asarray(r["grad_tau_se"]) / log_inv
+    rows.append([r["delta"], log_inv, r["mean_tau"], r["mean_tau"] / (t_star * log_inv)]
+                + [x for i in range(k) for x in (g[i], se[i], ref[i])]
+                + [float(np.sum(r["grad_tau"])) / log_inv, r["mean_error"], r["hit_cap"]])
+  header = ["delta", "log_inv_delta", "mean_tau", "ratio"]
+  header += [f"{c}_{i}" for i in range(k) for c in ("grad_tau_over_log", "se", "grad_t_star")]
+  header += ["sum_grad_over_log", "error_rate", "hit_cap"]
+  write_csv(os.path.join(out, "gradient.csv"), header, rows)
+  plt = plots.pyplot()
+  if plt:
+    fig, axes = plots.grid(plt, 2, 5.5, 4.0)
+    x = [row[1] for row in rows]
+    for ax, arms, title in ((axes[0], [0], "best arm"),
+                            (axes[1], list(range(1, k)), "the other arms")):
+      for i in arms:
+        g = np.array([row[4 + 3 * i] for row in rows])
+        se = np.array([row[5 + 3 * i] for row in rows])
+        ax.plot(x, g, marker=".", color=f"C{i}", label=rf"arm {i}: $\partial E[\tau]/\partial\mu_{i}$"
+                rf" / log(1/$\delta$)")
+        ax.fill_between(x, g - 1.96 * se, g + 1.96 * se, color=f"C{i}", alpha=0.15)
+        ax.axhline(ref[i], color=f"C{i}", ls="--", lw=0.8)
+      ax.set_xscale("log")
+      ax.set_xlabel(r"$\log(1/\delta)$")
+      ax.set_title(f"{title} (dashed: " + r"$\partial T^*(\nu)/\partial\mu_i$)", fontsize=9)
+      ax.legend(fontsize=7)
+    fig.suptitle(f"{config['rule'].upper()} on {fam} {means}: gradient of E[tau] / "
+                 f"log(1/delta) against the gradient of T*, {res['trials']} trials",
+                 fontsize=9)
+    plots.save(plt, fig, os.path.join(out, "gradient.png"))
+  last = res["per_delta"][-1]
+  log_inv = math.log(1 / last["delta"])
+  g = np.asarray(last["grad_tau"]) / log_inv
+  se = np.asarray(last["grad_tau_se"]) / log_inv
+  within = bool(np.all(np.abs(g - ref) <= 2.576 * se))
+  return [{"experiment": "gradient",
+           "claim": "grad_mu E[tau] / log(1/delta) -> grad_mu T*(nu) as delta -> 0 "
+                    f"({config['rule']}, {fam} {means})",
+           "paper": "(beyond the paper) asymptotic optimality of the gradient",
+           "jbai": (f"at log(1/delta) = {log_inv:.1f}, {res['trials']} trials: "
+                    + ", ".join(f"{a:.0f} +- {1.96 * b:.0f} (T*: {c:.0f})"
+                                for a, b, c in zip(g, se, ref))),
+           "verdict": ("consistent: every arm within its 99% interval" if within else
+                       "not within 99% at this delta: see gradient.csv")}]
+
+
+# --------------------------------------------------------------------------
+# hardest: gradient ascent on R(nu) against random search.
+
+
+def _instance_fn(k: int, t0: float, box: float):
+  """u [K-1] -> Gaussian means [K] with T*(nu) = t0 (see the module docstring)."""
+  from jbai import families, oracle
+  fam = families.gaussian()
+
+  def means_of(u):
+    gaps = jnp.exp(jnp.clip(u, -box, box))
+    raw = jnp.concatenate([jnp.zeros(1, gaps.dtype), -gaps])
+    scale = jnp.sqrt(1.0 / oracle.exact_solve(fam, raw)[1] / t0)
+    return raw * scale
+
+  return fam, means_of
+
+
+def _ratio_fn(rule_name: str, rule_params: dict, config: dict):
+  """(u, key) -> (R(nu(u)) with likelihood-ratio derivatives, simulated steps)."""
+  import jbai
+  k, t0, delta = config["arms"], float(config["t_star"]), float(config["delta"])
+  fam, means_of = _instance_fn(k, t0, float(config["box"]))
+  rule = jbai.rules.get(rule_name, **rule_params)
+  log_inv = math.log(1 / delta)
+
+  def ratio(u, key, n_trials):
+    est = jbai.estimate(key, fam, means_of(u), rule, delta, n_trials, config["threshold"],
+                        config["max_steps"])
+    return est.mean_tau / (t0 * log_inv), (jnp.sum(est.trials.steps), est.mean_tau_se /
+                                           (t0 * log_inv))
+
+  return means_of, ratio
+
+
+def hardest_job(config: dict, rule: str, params: dict) -> dict:
+  keys = ("arms", "t_star", "box", "delta", "threshold", "max_steps", "trials", "steps",
+          "learning_rate", "final_trials", "seed")
+  return {"kind": "search", "rule": rule, "rule_params": dict(params),
+          **{k: config[k] for k in keys}, "dtype": str(jnp.zeros(()).dtype)}
+
+
+def hardest_jobs(config: dict) -> list:
+  return [hardest_job(config, rule, params) for rule, params in config["rules"]]
+
+
+def run_search_job(job: dict, progress) -> dict:
+  """Adam ascent on R, then random search with the same simulated steps, then both
+  best instances evaluated again with a fresh key and `final_trials` trials."""
+  import optax
+  means_of, ratio = _ratio_fn(job["rule"], job["rule_params"], job)
+  n, k = job["trials"], job["arms"]
+  value_grad = jax.jit(jax.value_and_grad(lambda u, key: ratio(u, key, n), has_aux=True))
+  evaluate = jax.jit(lambda u, key: ratio(u, key, n))
+  final = jax.jit(lambda u, key: ratio(u, key, job["final_trials"]))
+  key = jax.random.key(job["seed"])
+  opt = optax.adam(job["learning_rate"])
+  u = jnp.zeros(k - 1)  # equal gaps
+  state = opt.init(u)
+  ascent, spent = [], 0
+  total = 2 * job["steps"]
+  for i in range(job["steps"]):
+    (value, (steps, se)), grad = value_grad(u, jax.random.fold_in(key, i))
+    spent += int(steps)
+    ascent.append({"iteration": i, "ratio": float(value), "se": float(se),
+                   "steps": spent, "u": np.asarray(u).tolist()})
+    updates, state = opt.update(-grad, state, u)  # ascent
+    u = jnp.clip(optax.apply_updates(u, updates), -job["box"], job["box"])
+    progress.update(i + 1, total, "evaluations")
+  best_ascent = u
+  search, used, i = [], 0, 0
+  r_key = jax.random.fold_in(key, 10**6)
+  while used < spent:
+    cand = jax.random.uniform(jax.random.fold_in(r_key, i), (k - 1,), minval=-job["box"],
+                              maxval=job["box"])
+    value, (steps, se) = evaluate(cand, jax.random.fold_in(r_key, 10**6 + i))
+    used += int(steps)
+    search.append({"sample": i, "ratio": float(value), "se": float(se), "steps": used,
+                   "u": np.asarray(cand).tolist()})
+    i += 1
+    progress.update(min(job["steps"] + i, total - 1), total, "evaluations")
+  best_random = jnp.asarray(max(search, key=lambda r: r["ratio"])["u"])
+  fresh = jax.random.fold_in(key, 2 * 10**6)
+  finals = {}
+  for name, u_star in (("start", jnp.zeros(k - 1)), ("ascent", best_ascent),
+                       ("random", best_random)):
+    value, (_, se) = final(u_star, fresh)
+    finals[name] = {"ratio": float(value), "se": float(se), "u": np.asarray(u_star).tolist(),
+                    "means": np.asarray(means_of(u_star)).tolist()}
+  progress.update(total, total, "evaluations")
+  return {"ascent": ascent, "random": search, "final": finals, "steps": spent}
+
+
+def hardest_report(config: dict, records: dict, out: str) -> list:
+  from jbai.reproduce.runner import rule_label
+  rows, trace_rows, claims = [], [], []
+  plt = plots.pyplot()
+  fig, ax = (plt.subplots(figsize=(6.5, 4.2)) if plt else (None, None))
+  for j, (rule, params) in enumerate(config["rules"]):
+    res = result_of(records, hardest_job(config, rule, params))
+    if res is None:
+      continue
+    label = rule_label(rule, params)
+    for r in res["ascent"]:
+      trace_rows.append([label, "ascent", r["iteration"], r["steps"], r["ratio"], r["se"]])
+    for r in res["random"]:
+      trace_rows.append([label, "random", r["sample"], r["steps"], r["ratio"], r["se"]])
+    f = res["final"]
+    for name in ("start", "ascent", "random"):
+      rows.append([label, name, f[name]["ratio"], f[name]["se"],
+                   " ".join(f"{m:.4f}" for m in f[name]["means"])])
+    if plt:
+      c = f"C{j}"
+      a = res["ascent"]
+      ax.plot([r["steps"] for r in a], [r["ratio"] for r in a], color=c, lw=1,
+              label=f"{label}: Adam ascent")
+      rs = res["random"]
+      ax.plot([r["steps"] for r in rs], np.maximum.accumulate([r["ratio"] for r in rs]),
+              color=c, lw=1, ls=":", label=f"{label}: random search (running max)")
+      end = res["steps"]
+      for name, marker in (("ascent", "o"), ("random", "s")):
+        ax.errorbar([end * (1.03 if name == "random" else 1.0)], [f[name]["ratio"]],
+                    yerr=[1.96 * f[name]["se"]], color=c, marker=marker, ms=5, capsize=3)
+    gap = f["ascent"]["ratio"] - f["random"]["ratio"]
+    se = math.hypot(f["ascent"]["se"], f["random"]["se"])
+    verdict = ("ascent finds a harder instance (difference > 1.96 se)" if gap > 1.96 * se
+               else "random search as good or better" if gap < -1.96 * se
+               else "no significant difference")
+    claims.append({
+        "experiment": "hardest",
+        "claim": f"where {label} is least efficient: max R(nu) = E[tau] / (T* log(1/delta))",
+        "paper": "(beyond the paper) worst-case instance search by gradient ascent",
+        "jbai": (f"equal gaps R = {f['start']['ratio']:.3f}; ascent R = "
+                 f"{f['ascent']['ratio']:.3f} +- {1.96 * f['ascent']['se']:.3f} at "
+                 f"{[round(m, 3) for m in f['ascent']['means']]}; random search R = "
+                 f"{f['random']['ratio']:.3f} +- {1.96 * f['random']['se']:.3f} "
+                 f"({res['steps']:.3g} simulated steps each)"),
+        "verdict": verdict})
+  write_csv(os.path.join(out, "hardest.csv"),
+            ["rule", "instance", "ratio", "se", "means"], rows)
+  write_csv(os.path.join(out, "hardest_trace.csv"),
+            ["rule", "method", "iteration", "simulated_steps", "ratio", "se"], trace_rows)
+  if plt:
+    ax.set_xlabel("simulated steps")
+    ax.set_ylabel(r"$R(\nu) = E[\tau] / (T^*(\nu)\log(1/\delta))$")
+    ax.set_title(f"Gaussian K={config['arms']}, T*(nu) = {config['t_star']}, "
+                 f"delta = {config['delta']:g}; markers: fresh evaluation, "
+                 f"{config['final_trials']} trials", fontsize=8)
+    ax.legend(fontsize=6)
+    plots.save(plt, fig, os.path.join(out, "hardest.png"))
+  return claims
