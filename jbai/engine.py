@@ -22,13 +22,24 @@ Each step of a running lane, with the statistics of the t rewards so far:
   3. otherwise the rule selects an arm, the family samples a reward, and the
      statistics are updated.
 
-The loop runs in chunks of `chunk` steps (one compiled program per rule, family,
-threshold, K, number of deltas and pool size), so that the host can report
-progress and save results between chunks; n_trials, the means, delta,
-max_steps and the rule's runtime hyper-parameters (a top-two rule's beta: the
-rule's initial state, built on the host and passed in `Config.rule_state`) are
-runtime values and never cause a recompilation. "Rule" here means
-`Rule.program()`, the rule without its runtime parameters.
+The loop runs in chunks of `chunk` steps (`build_chunk`: one compiled program
+per rule, family, threshold, K, number of deltas and pool size); n_trials, the
+means, delta, max_steps and the rule's runtime hyper-parameters (a top-two
+rule's beta: the rule's initial state, built on the host and passed in
+`Config.rule_state`) are runtime values and never cause a recompilation. "Rule"
+here means `Rule.program()`, the rule without its runtime parameters.
+
+Two drivers run the same chunk (one engine):
+  * `rollout`, the functional core: the whole simulation in one compiled
+    program (a lax.while_loop over chunks), a pure function that runs under the
+    caller's jit, vmap and grad (with `jbai.estimate`);
+  * `simulate`, the host shell: between chunks it reports progress, hands
+    finished trials to a callback, resumes from saved trials, shards the lanes
+    over devices and hosts, and moves the tail to a smaller pool once the run
+    has paid for the extra compilation.
+With `scores=True` each trial also records its final sufficient statistics and
+the scores of its stopped trajectory (`Scores`), from which `jbai.estimate`
+builds likelihood-ratio gradients.
 """
 
 import functools
