@@ -222,6 +222,7 @@ class Run(NamedTuple):
   label: str   # the rule's name, or its repr when a name appears twice
   rule: object
   threshold: object
+  key: str = ""  # identifies the run's finished trials in a TrialLog
 
 
 def make_rule(name: str, beta=None, eps=None):
@@ -391,6 +392,10 @@ class TrialLog:
       self.chunks[key].append({k: np.asarray(records[k], np.int64) for k in self.FIELDS})
 
     return on_chunk
+
+  def count(self) -> int:
+    """Finished trials held, over every run."""
+    return sum(len(c["index"]) for chunks in self.chunks.values() for c in chunks)
 
   def remove(self):
     if self.path and os.path.exists(self.path):
@@ -581,8 +586,38 @@ class Progress:
       self.open = False
 
 
-def cmd_run(args) -> int:
+def simulate_runs(args, family, means, deltas, runs, log: "TrialLog") -> tuple:
+  """Simulates the runs in order with the same key, resuming each from the
+  finished trials in `log` and saving new ones to it.
+
+  Returns:
+    ([(run, Result) of the runs that completed], interrupted), where interrupted
+    is True when Ctrl-C stopped the run after the completed ones.
+  """
   import jax
+  from jbai import engine
+  show = not args.json and (sys.stderr.isatty() or args.progress)
+  delta = deltas[0] if len(deltas) == 1 else deltas
+  results = []
+  for i, run in enumerate(runs):
+    tag = run.label if len(runs) == 1 else (
+        f"{run.label} {run.threshold.name} ({i + 1}/{len(runs)})")
+    progress = Progress(tag, show)
+    done = log.done(run.key)
+    try:
+      res = engine.simulate(jax.random.key(args.seed), family, means, run.rule, delta,
+                            args.trials, threshold=run.threshold,
+                            max_steps=args.max_steps, chunk=args.chunk, progress=progress,
+                            on_chunk=log.saver(run.key),
+                            **({} if done is None else {"done": done}))
+    except KeyboardInterrupt:
+      progress.close()
+      return results, True
+    results.append((run, res))
+  return results, False
+
+
+def cmd_run(args) -> int:
   import numpy as np
   from jbai import engine
   from jbai.families import check_means
@@ -591,45 +626,29 @@ def cmd_run(args) -> int:
   check_means(family, means)
   deltas = [float(d) for d in engine.check_delta(args.delta)]
   runs = plan_runs(args, family)
-  specs = [run_spec(args, family, means, deltas, run) for run in runs]
-  keys = [spec_key(spec) for spec in specs]
-  specs = dict(zip(keys, specs))
+  specs = {}
+  for i, run in enumerate(runs):
+    spec = run_spec(args, family, means, deltas, run)
+    runs[i] = run._replace(key=spec_key(spec))
+    specs[runs[i].key] = spec
   if args.out:
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
   log = TrialLog(partial_path(args.out) if args.out else None, specs)
   if log.loaded and not args.json:
     print(f"resuming: {log.loaded} finished trial(s) read from {log.path}", file=sys.stderr)
-  show = not args.json and (sys.stderr.isatty() or args.progress)
-  delta_arg = deltas[0] if len(deltas) == 1 else deltas
-  results, interrupted = [], False
-  for i, (run, key) in enumerate(zip(runs, keys)):
-    tag = f"{run.label} {run.threshold.name}" if len(runs) > 1 else run.label
-    progress = Progress(f"{tag} ({i + 1}/{len(runs)})" if len(runs) > 1 else tag, show)
-    done = log.done(key)
-    extra = {} if done is None else {"done": done}
-    try:
-      res = engine.simulate(jax.random.key(args.seed), family, means, run.rule, delta_arg,
-                            args.trials, threshold=run.threshold,
-                            max_steps=args.max_steps, chunk=args.chunk,
-                            progress=progress, on_chunk=log.saver(key), **extra)
-    except KeyboardInterrupt:
-      progress.close()
-      interrupted = True
-      break
-    results.append((run, res))
+  results, interrupted = simulate_runs(args, family, means, deltas, runs, log)
 
   records, labels = [], []
   for run, res in results:
     for d in range(len(deltas)):
       records.append(run_summary(res, d))
       labels.append(run.label)
-  if interrupted:
+  if interrupted and log.done(runs[len(results)].key) is not None:
     run = runs[len(results)]
-    done = log.done(keys[len(results)])
-    if done is not None:
-      for rec in partial_summaries(family, np.asarray(means), deltas, done, run, args.trials):
-        records.append(rec)
-        labels.append(run.label)
+    for rec in partial_summaries(family, np.asarray(means), deltas, log.done(run.key), run,
+                                 args.trials):
+      records.append(rec)
+      labels.append(run.label)
 
   single = len(runs) == 1 and len(deltas) == 1
   payload = records[0] if single and records else records
@@ -651,14 +670,13 @@ def cmd_run(args) -> int:
       print(f"warning: {capped} trial(s) reached max_steps without stopping; "
             "they count as errors and enter mean tau at the cap")
   if interrupted:
-    n_done = sum(len(c["index"]) for chunks in log.chunks.values() for c in chunks)
-    where = (f"; {n_done} finished trial(s) are saved in {log.path}: rerun the same "
-             "command to resume" if args.out else
-             "; with --out FILE the finished trials are saved and the same command resumes")
     later = list(dict.fromkeys(run.label for run in runs[len(results) + 1:]))
-    not_run = f"; not started: {', '.join(later)}" if later else ""
-    print(("" if records else "interrupted before any trial finished; ")
-          + INTERRUPTED_NOTE + not_run + where, file=sys.stderr if args.json else sys.stdout)
+    print(("" if records else "interrupted before any trial finished; ") + INTERRUPTED_NOTE
+          + (f"; not started: {', '.join(later)}" if later else "")
+          + (f"; {log.count()} finished trial(s) are saved in {log.path}: rerun the same "
+             "command to resume" if args.out else
+             "; with --out FILE the finished trials are saved and the same command resumes"),
+          file=sys.stderr if args.json else sys.stdout)
     return EXIT_INTERRUPTED
   return 0
 
