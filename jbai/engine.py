@@ -54,6 +54,20 @@ SHRINK = 8        # the tail's pool has 1/SHRINK of the lanes ...
 MIN_LANES = 4     # ... and at least MIN_LANES
 
 
+class Scores(NamedTuple):
+  """What a trial records for its likelihood-ratio gradients (`scores=True`).
+
+  The score of a stopped trajectory with respect to a parameter is the derivative
+  of its log-likelihood: for the means, sum_{t < tau} d/dmu log pi(X_t | mu_{A_t}),
+  one entry per arm; for a rule's runtime parameter, the rule's own score of its
+  random choices (`Rule.score`). Each is recorded at every delta's stopping time.
+  """
+
+  running: Any        # [K] float, reward score so far (() when the family has `score`)
+  reward: jax.Array   # [D, K] float, reward score at each delta's stopping time
+  policy: Any         # {name: [D] float}, the rule's score at each stopping time
+
+
 class Lane(NamedTuple):
   """One lane of the pool, running one trial (or idle)."""
 
@@ -65,6 +79,7 @@ class Lane(NamedTuple):
   tau: jax.Array      # [D] int32, first crossing time per delta (0: none yet)
   answer: jax.Array   # [D] int32, answer at that crossing
   done: jax.Array     # [] bool, trial ended, result not yet written
+  scores: Any         # Scores, or () without scores
 
 
 class Slots(NamedTuple):
@@ -75,6 +90,8 @@ class Slots(NamedTuple):
   answer: jax.Array   # [M, D] int32
   counts: jax.Array   # [M, K] int32, final counts
   steps: jax.Array    # [M] int32, length of the trial
+  extra: dict         # with scores: final_stats [M, K, S], reward_score [M, D, K] and
+                      # "policy_score.<name>" [M, D]; else empty
 
 
 class Pool(NamedTuple):
@@ -83,7 +100,7 @@ class Pool(NamedTuple):
   lanes: Lane             # [L] lanes
   slots: Slots            # [M] output slots
   written: jax.Array      # [] int32, slots used in this chunk
-  next_trial: jax.Array   # [] int32, next trial number to start
+  next_trial: jax.Array   # [] int32, next trial (position in the list of trials) to start
   useful: jax.Array       # [] int32, lane-steps that advanced a trial, this chunk
   steps: jax.Array        # [] int32, loop iterations, this chunk
 
@@ -97,6 +114,7 @@ class Config(NamedTuple):
   max_steps: jax.Array    # [] int32, cap on the steps of a trial
   thr_params: Any         # threshold parameters (from Threshold.init)
   rule_state: Any         # every trial's initial rule state, rule.init(K)
+  todo: Any = None        # [T] int32, the trial numbers to run (None: 0, 1, ..., total - 1)
 
 
 def step_keys(key: jax.Array, t: jax.Array):
@@ -117,8 +135,30 @@ def stopping_statistic(family: Family, stats: ArmStats):
   return top, ch, glr[ch]
 
 
+def reward_score(family: Family, stats: ArmStats, means: jax.Array, running) -> jax.Array:
+  """[K] sum over the rewards so far of d/dmu log pi(x | mu_arm), at the true means:
+  the family's closed form from the sufficient statistics, else `running`."""
+  if family.score is not None:
+    return family.score(stats.counts, stats.stats, means).astype(means.dtype)
+  return running
+
+
+def _policy_score(rule: Rule, state) -> dict:
+  return {} if rule.score is None else dict(rule.score(state))
+
+
+def _initial_scores(family: Family, rule: Rule, config: Config, num_arms: int,
+                    n_deltas: int) -> Scores:
+  dtype = config.means.dtype
+  zeros = jnp.zeros((n_deltas,), dtype)
+  return Scores(
+      running=() if family.score is not None else jnp.zeros(num_arms, dtype),
+      reward=jnp.zeros((n_deltas, num_arms), dtype),
+      policy={k: zeros for k in _policy_score(rule, config.rule_state)})
+
+
 def _start(family: Family, rule: Rule, config: Config, index, num_arms: int,
-           n_deltas: int) -> Lane:
+           n_deltas: int, scores: bool) -> Lane:
   """A lane starting trial `index` (idle if index < 0)."""
   instance = jnp.maximum(index, 0) // config.n_trials
   dtype = config.means.dtype
@@ -131,7 +171,13 @@ def _start(family: Family, rule: Rule, config: Config, index, num_arms: int,
       means=config.means[instance],
       tau=jnp.zeros(n_deltas, jnp.int32),
       answer=jnp.zeros(n_deltas, jnp.int32),
-      done=jnp.asarray(False))
+      done=jnp.asarray(False),
+      scores=_initial_scores(family, rule, config, num_arms, n_deltas) if scores else ())
+
+
+def _keep(advance, new, old):
+  """`new` where the lane advanced, else `old` (leaf by leaf)."""
+  return jax.tree.map(lambda n, o: jnp.where(advance, n, o), new, old)
 
 
 def _step_lane(family: Family, rule: Rule, threshold, config: Config, lane: Lane):
@@ -149,27 +195,55 @@ def _step_lane(family: Family, rule: Rule, threshold, config: Config, lane: Lane
   arm, rule_state = rule.select(k_rule, family, stats, lane.rule_state)
   reward = family.sample(k_reward, lane.means[arm])
   advance = running & ~ends
-  new_stats = observe(family, stats, arm, reward)
-  stats = jax.tree.map(lambda new, old: jnp.where(advance, new, old), new_stats, stats)
-  rule_state = jax.tree.map(lambda new, old: jnp.where(advance, new, old),
-                            rule_state, lane.rule_state)
-  lane = lane._replace(stats=stats, rule_state=rule_state, tau=tau, answer=answer,
-                       done=lane.done | ends)
+  scores = lane.scores
+  if scores:
+    # Each delta records the scores at its stopping time (at the cap: at the end).
+    at_stop = crossed | (ends & (tau == 0))
+    now = reward_score(family, stats, lane.means, scores.running)
+    scores = scores._replace(
+        reward=jnp.where(at_stop[:, None], now, scores.reward),
+        policy={k: jnp.where(at_stop, v, scores.policy[k])
+                for k, v in _policy_score(rule, lane.rule_state).items()})
+    if family.score is None:
+      d_log_pi = jax.grad(family.log_density, argnums=1)(reward, lane.means[arm])
+      one_hot = jnp.arange(lane.means.shape[-1]) == arm
+      scores = scores._replace(running=jnp.where(
+          advance & one_hot, scores.running + d_log_pi, scores.running))
+  lane = lane._replace(stats=_keep(advance, observe(family, stats, arm, reward), stats),
+                       rule_state=_keep(advance, rule_state, lane.rule_state),
+                       tau=tau, answer=answer, done=lane.done | ends, scores=scores)
   return lane, advance
 
 
+def _lane_extra(lanes: Lane) -> dict:
+  """What a finished lane writes besides tau, answer, counts and steps."""
+  if not lanes.scores:
+    return {}
+  extra = {"final_stats": lanes.stats.stats, "reward_score": lanes.scores.reward}
+  extra.update({f"policy_score.{k}": v for k, v in lanes.scores.policy.items()})
+  return extra
+
+
+def _empty_slots(lanes: Lane, n_slots: int) -> Slots:
+  """Unused output slots shaped after the lanes (leaves [L, ...] -> [n_slots, ...])."""
+  like = Slots(index=lanes.index, tau=lanes.tau, answer=lanes.answer,
+               counts=lanes.stats.counts, steps=lanes.stats.t, extra=_lane_extra(lanes))
+  slots = jax.tree.map(lambda x: jnp.zeros((n_slots,) + x.shape[1:], x.dtype), like)
+  return slots._replace(index=jnp.full((n_slots,), -1, jnp.int32))
+
+
 def build_chunk(family: Family, rule: Rule, threshold, num_arms: int,
-                n_deltas: int, n_lanes: int, chunk: int) -> Callable:
+                n_deltas: int, n_lanes: int, chunk: int, scores: bool = False) -> Callable:
   """The pure function that runs up to `chunk` steps of the pool.
 
   With several devices each runs its own pool of `n_lanes` lanes on the trials
-  n = device + n_devices * j, j = 0, 1, ... (the trial's result depends on n
+  n = todo[device + n_devices * j], j = 0, 1, ... (the trial's result depends on n
   alone, so the split does not change any result).
 
   Returns:
     chunk_fn(pool, config, total, device, n_devices) -> pool, where total is the
-    number of trials (instances * n_trials). Exposed so that tests can count
-    traces.
+    number of trials to run (instances * n_trials, or len(config.todo)). Exposed
+    so that tests can count traces.
   """
   n_slots = 2 * n_lanes + REFILL_EVERY
   start = functools.partial(_start, family, rule)
@@ -181,18 +255,16 @@ def build_chunk(family: Family, rule: Rule, threshold, num_arms: int,
     slot = pool.written + jnp.cumsum(finished) - 1
     written = finished & (slot < n_slots)
     target = jnp.where(written, slot, n_slots)  # out of range: dropped
-    slots = Slots(
-        index=pool.slots.index.at[target].set(lanes.index, mode="drop"),
-        tau=pool.slots.tau.at[target].set(lanes.tau, mode="drop"),
-        answer=pool.slots.answer.at[target].set(lanes.answer, mode="drop"),
-        counts=pool.slots.counts.at[target].set(lanes.stats.counts, mode="drop"),
-        steps=pool.slots.steps.at[target].set(lanes.stats.t, mode="drop"))
+    values = Slots(index=lanes.index, tau=lanes.tau, answer=lanes.answer,
+                   counts=lanes.stats.counts, steps=lanes.stats.t, extra=_lane_extra(lanes))
+    slots = jax.tree.map(lambda s, v: s.at[target].set(v, mode="drop"), pool.slots, values)
     # Written and idle lanes take the next pending trials, in lane order.
     free = written | (lanes.index < 0)
-    local = pool.next_trial + jnp.cumsum(free) - 1
-    new_index = device + n_devices * local
-    new_index = jnp.where(new_index < total, new_index, -1).astype(jnp.int32)
-    fresh = jax.vmap(lambda i: start(config, i, num_arms, n_deltas))(new_index)
+    position = device + n_devices * (pool.next_trial + jnp.cumsum(free) - 1)
+    trial = (position if config.todo is None else
+             config.todo[jnp.clip(position, 0, config.todo.shape[0] - 1)])
+    new_index = jnp.where(position < total, trial, -1).astype(jnp.int32)
+    fresh = jax.vmap(lambda i: start(config, i, num_arms, n_deltas, scores))(new_index)
     lanes = jax.tree.map(
         lambda f, old: jnp.where(free.reshape((-1,) + (1,) * (f.ndim - 1)), f, old),
         fresh, lanes)
@@ -230,9 +302,10 @@ _RAN = weakref.WeakSet()  # the programs of `_compiled` that have run (are compi
 
 
 @functools.lru_cache(maxsize=64)
-def _compiled(family, rule, threshold, num_arms, n_deltas, n_lanes, chunk, devices):
+def _compiled(family, rule, threshold, num_arms, n_deltas, n_lanes, chunk, devices,
+              scores=False):
   """The jitted chunk, shard_mapped over `devices` (a pool of n_lanes lanes each)."""
-  local = build_chunk(family, rule, threshold, num_arms, n_deltas, n_lanes, chunk)
+  local = build_chunk(family, rule, threshold, num_arms, n_deltas, n_lanes, chunk, scores)
   mesh = jax.sharding.Mesh(np.array(devices), (AXIS,))
 
   def per_device(pool, config, total):
@@ -247,35 +320,67 @@ def _compiled(family, rule, threshold, num_arms, n_deltas, n_lanes, chunk, devic
   return jax.jit(mapped), sharding
 
 
-def _shrink(pool: Pool, n_lanes: int) -> Pool:
-  """`pool` (leaves [devices, lanes, ...]) cut to n_lanes lanes per device, on the host.
-
-  Every device keeps its lanes with index >= 0 (running, or ended and not yet
-  written), in order, then idle lanes; the output slots start empty.
-  """
-  pool = jax.device_get(pool)
-  order = np.argsort(pool.lanes.index < 0, axis=1, kind="stable")[:, :n_lanes]
-  rows = np.arange(order.shape[0])[:, None]
-  lanes = jax.tree.map(lambda x: x[rows, order], pool.lanes)
-  n_slots = 2 * n_lanes + REFILL_EVERY
-  slots = jax.tree.map(lambda x: np.zeros(x.shape[:1] + (n_slots,) + x.shape[2:], x.dtype),
-                       pool.slots)
-  slots = slots._replace(index=np.full_like(slots.index, -1))
-  zero = np.zeros_like(pool.written)
-  return Pool(lanes, slots, zero, pool.next_trial, zero, zero)
+def _compact(pool: Pool, n_lanes: int) -> Pool:
+  """`pool` cut to n_lanes lanes: its lanes with index >= 0 (running, or ended and
+  not yet written), in order, then idle lanes; the output slots start empty."""
+  order = jnp.argsort(pool.lanes.index < 0, stable=True)[:n_lanes]
+  lanes = jax.tree.map(lambda x: x[order], pool.lanes)
+  zero = jnp.zeros_like(pool.written)
+  return Pool(lanes, _empty_slots(lanes, 2 * n_lanes + REFILL_EVERY), zero,
+              pool.next_trial, zero, zero)
 
 
-def _initial_pool(family, rule, config, num_arms, n_deltas, n_lanes) -> Pool:
+def pool_sizes(n_lanes: int) -> list:
+  """The pool sizes a run moves through: n_lanes, then SHRINK times fewer, while at
+  least MIN_LANES."""
+  sizes = [n_lanes]
+  while sizes[-1] // SHRINK >= MIN_LANES:
+    sizes.append(sizes[-1] // SHRINK)
+  return sizes
+
+
+def _initial_pool(family, rule, config, num_arms, n_deltas, n_lanes, scores=False) -> Pool:
   idle = jnp.full((n_lanes,), -1, jnp.int32)
-  lanes = jax.vmap(lambda i: _start(family, rule, config, i, num_arms, n_deltas))(idle)
-  n_slots = 2 * n_lanes + REFILL_EVERY
-  slots = Slots(index=jnp.full((n_slots,), -1, jnp.int32),
-                tau=jnp.zeros((n_slots, n_deltas), jnp.int32),
-                answer=jnp.zeros((n_slots, n_deltas), jnp.int32),
-                counts=jnp.zeros((n_slots, num_arms), jnp.int32),
-                steps=jnp.zeros((n_slots,), jnp.int32))
+  lanes = jax.vmap(lambda i: _start(family, rule, config, i, num_arms, n_deltas, scores))(idle)
   zero = jnp.zeros((), jnp.int32)
-  return Pool(lanes, slots, zero, zero, zero, zero)
+  return Pool(lanes, _empty_slots(lanes, 2 * n_lanes + REFILL_EVERY), zero, zero, zero, zero)
+
+
+def _records(slots: Slots) -> dict:
+  """The per-trial outputs of written slots, by name (every field but the index)."""
+  out = {k: getattr(slots, k) for k in ("tau", "answer", "counts", "steps")}
+  out.update(slots.extra)
+  return out
+
+
+def _finish(xp, raw: dict, table, n_trials: int) -> dict:
+  """Per-trial outputs (flat, [I * n_trials, ...]) from the raw records: the cap
+  (tau = 0: no crossing) becomes tau = steps and answer = -1, and `correct` and
+  `hit_cap` are added. `xp` is numpy or jax.numpy."""
+  hit_cap = raw["tau"] == 0
+  out = dict(raw, hit_cap=hit_cap,
+             tau=xp.where(hit_cap, raw["steps"][:, None], raw["tau"]),
+             answer=xp.where(hit_cap, -1, raw["answer"]))
+  best = xp.repeat(xp.argmax(table, axis=-1), n_trials)
+  out["correct"] = out["answer"] == best[:, None]
+  return out
+
+
+def _shaped(flat: dict, lead: tuple, scalar_delta: bool) -> dict:
+  """Flat per-trial outputs reshaped to lead + (...), the delta axis (right after
+  the trial axes) dropped for a scalar delta."""
+  per_delta = ("tau", "answer", "correct", "hit_cap", "reward_score")
+  out = {}
+  for name, a in flat.items():
+    a = a.reshape(lead + a.shape[1:])
+    if scalar_delta and (name in per_delta or name.startswith("policy_score.")):
+      a = a[(slice(None),) * len(lead) + (0,)]
+    out[name] = a
+  return out
+
+
+def _policy(out: dict) -> dict:
+  return {k.split(".", 1)[1]: v for k, v in out.items() if k.startswith("policy_score.")}
 
 
 class Result(NamedTuple):
@@ -290,6 +395,10 @@ class Result(NamedTuple):
   steps: np.ndarray     # int, length of the trial (the largest tau)
   summary: list         # one Summary dict per (instance, delta)
   stats: dict           # run statistics: wall/compile seconds, lane utilisation, ...
+  # With scores=True (else None): see `Rollout`.
+  final_stats: Optional[np.ndarray] = None   # float [..., K, S]
+  reward_score: Optional[np.ndarray] = None  # float [..., (D), K]
+  policy_score: Optional[dict] = None        # {name: float [..., (D)]}
 
 
 def _resolve(family, rule, threshold):
@@ -322,8 +431,15 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
              threshold="gk16", max_steps: int = 1_000_000, lanes: Optional[int] = None,
              chunk: int = 2048, progress: Optional[Callable] = None,
              on_chunk: Optional[Callable] = None, devices=None,
-             shrink: Optional[float] = 2.0) -> Result:
+             shrink: Optional[float] = 2.0, done: Optional[dict] = None,
+             scores: bool = False) -> Result:
   """Runs n_trials trials of a BAI algorithm on one instance or a batch of instances.
+
+  The host shell over `build_chunk` (the program that `rollout` runs inside one
+  compiled loop): it reports progress, hands finished trials to `on_chunk`,
+  resumes from `done`, shards the lanes over devices and hosts, and moves the
+  last, longest trials to a smaller pool. Per trial, its results are those of
+  `rollout` with the same key.
 
   Args:
     key: PRNG key; the same key gives identical results.
@@ -340,7 +456,11 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
     lanes: lanes per device (default: see `default_lanes`).
     chunk: steps per compiled chunk between host callbacks.
     progress: optional callback(done_trials, total_trials, lane_steps).
-    on_chunk: optional callback(partial_result_dict) after each chunk.
+    on_chunk: optional callback(records) after each chunk, with the records of
+      the trials finished in that chunk: a dict of numpy arrays, "index" (the
+      trial number n = instance * n_trials + j), "tau", "answer" (0 and
+      unchanged at the cap), "counts", "steps" and, with scores, the score
+      records; concatenated over chunks they are what `done` takes.
     devices: devices to shard the lanes over (default: all local devices); each
       runs its own pool on every n_devices-th trial, with identical results.
       After jax.distributed.initialize(), pass jax.devices() to use every host's
@@ -350,6 +470,11 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
       trials do not run on a mostly idle pool; on one host, and once the run has
       lasted `shrink` times its compilation time (the smaller pool is one more
       compiled program). None: never. Results do not depend on it.
+    done: records of trials already run with the same arguments (those that
+      `on_chunk` handed out, concatenated): they are not run again, and the
+      result is that of an uninterrupted run.
+    scores: also record each trial's final sufficient statistics and its
+      likelihood-ratio scores (see `Rollout`).
 
   Returns:
     A `Result`.
@@ -370,13 +495,18 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
     raise ValueError(f"max_steps must be in [1, 2^31 - 1), got {max_steps!r}")
   table = means_np.reshape(-1, means_np.shape[-1])
   n_inst, num_arms = table.shape
-  total = n_inst * int(n_trials)
+  n_all = n_inst * int(n_trials)
+  seen = np.zeros(n_all, bool)
+  if done is not None and len(done["index"]):
+    seen[np.asarray(done["index"])] = True
+  todo = np.flatnonzero(~seen).astype(np.int32)
+  total = len(todo)
   devices = tuple(devices or jax.local_devices())
-  n_lanes = int(lanes or default_lanes(total, len(devices)))
+  n_lanes = int(lanes or default_lanes(max(total, 1), len(devices)))
 
   def program(n_lanes):  # the arguments of `_compiled` for a pool of n_lanes lanes
     return (family, rule.program(), threshold, num_arms, len(deltas), n_lanes, int(chunk),
-            devices)
+            devices, bool(scores))
 
   fn, sharding = _compiled(*program(n_lanes))
   dtype = jnp.zeros(()).dtype
@@ -384,24 +514,27 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
                   n_trials=jnp.asarray(n_trials, jnp.int32),
                   max_steps=jnp.asarray(max_steps, jnp.int32),
                   thr_params=threshold.init(jnp.asarray(deltas, dtype), num_arms),
-                  rule_state=rule.init(num_arms))
-  pool = _initial_pool(family, rule, config, num_arms, len(deltas), n_lanes)
+                  rule_state=rule.init(num_arms),
+                  todo=None if total == n_all else jnp.asarray(todo))
+  pool = _initial_pool(family, rule, config, num_arms, len(deltas), n_lanes, scores)
+  out = {k: np.zeros((n_all,) + v.shape[1:], v.dtype) for k, v in _records(pool.slots).items()}
+  if seen.any():
+    missing = sorted(set(out) - set(done))
+    if missing:
+      raise ValueError(f"done lacks the records {missing} of this run (scores={scores})")
+    for k in out:
+      out[k][np.asarray(done["index"])] = done[k]
   pool = jax.device_put(
       jax.tree.map(lambda x: jnp.broadcast_to(x, (len(devices),) + x.shape), pool),
       sharding)
   total_j = jnp.asarray(total, jnp.int32)
 
-  out_tau = np.zeros((total, len(deltas)), np.int64)
-  out_answer = np.full((total, len(deltas)), -1, np.int64)
-  out_counts = np.zeros((total, num_arms), np.int64)
-  out_steps = np.zeros(total, np.int64)
-  seen = np.zeros(total, bool)
   per_device = np.array([len(range(d, total, len(devices))) for d in range(len(devices))])
   lanes_used = [n_lanes]
   useful = lane_steps = timed_useful = 0
   compile_s = wall = 0.0
   first_chunk = fn not in _RAN  # the first call of a program compiles it
-  while True:
+  while not seen.all():
     t_chunk = time.perf_counter()
     pool = fn(pool, config, total_j)
     s, steps_, useful_, index, next_trial = _to_host(
@@ -418,17 +551,17 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
     useful += n_useful
     lane_steps += n_steps * n_lanes
     got = s.index >= 0
-    idx = s.index[got]
-    out_tau[idx], out_answer[idx] = s.tau[got], s.answer[got]
-    out_counts[idx], out_steps[idx] = s.counts[got], s.steps[got]
-    seen[idx] = True
-    done = int(seen.sum())
+    records = {"index": s.index[got]}
+    records.update({k: v[got] for k, v in _records(s).items()})
+    for k, v in records.items():
+      if k != "index":
+        out[k][records["index"]] = v
+    seen[records["index"]] = True
     if progress is not None:
-      progress(done, total, useful)
+      progress(int(seen.sum()), n_all, useful)
     if on_chunk is not None:
-      on_chunk({"index": idx, "tau": s.tau[got], "answer": s.answer[got],
-                "counts": s.counts[got], "steps": s.steps[got]})
-    if done == total:
+      on_chunk(records)
+    if seen.all():
       break
     if n_steps == 0:
       raise RuntimeError("simulation made no progress")  # defensive: a bug
@@ -442,39 +575,33 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
       n_lanes = small
       lanes_used.append(n_lanes)
       fn, sharding = _compiled(*program(n_lanes))
-      pool = jax.device_put(_shrink(pool, n_lanes), sharding)
+      small_pool = jax.vmap(lambda p: _compact(p, small))(jax.device_get(pool))
+      pool = jax.device_put(small_pool, sharding)
       first_chunk = fn not in _RAN
 
-  hit_cap = out_tau == 0
-  tau = np.where(hit_cap, out_steps[:, None], out_tau)
-  answer = np.where(hit_cap, -1, out_answer)
-  best = np.repeat(np.argmax(table, axis=-1), int(n_trials))
-  correct = answer == best[:, None]
-  shape = (n_inst, int(n_trials)) if means_np.ndim == 2 else (int(n_trials),)
-  d_shape = () if np.ndim(delta) == 0 else (len(deltas),)
-
-  def shaped(a, tail=()):
-    return a.reshape(shape + tail)
-
+  flat = _finish(np, out, table, int(n_trials))
   summaries = []
   for i in range(n_inst):
     sl = slice(i * int(n_trials), (i + 1) * int(n_trials))
     best_w = optimal(family, table[i])
     for d, dlt in enumerate(deltas):
-      summaries.append(summarize(family, table[i], dlt, tau[sl, d], correct[sl, d],
-                                 hit_cap[sl, d], instance=i, optimum=best_w))
+      summaries.append(summarize(family, table[i], dlt, flat["tau"][sl, d],
+                                 flat["correct"][sl, d], flat["hit_cap"][sl, d],
+                                 instance=i, optimum=best_w))
   run_stats = {"wall_seconds": wall, "compile_seconds": compile_s,
                "useful_steps": useful, "timed_useful_steps": timed_useful,
                "lane_steps": lane_steps,
                "utilisation": useful / lane_steps if lane_steps else 0.0,
                "lanes": lanes_used[0], "pool_sizes": lanes_used, "devices": len(devices),
+               "resumed_trials": n_all - total,
                "rule": repr(rule), "family": repr(family), "threshold": repr(threshold)}
-  return Result(tau=shaped(tau, d_shape) if d_shape else shaped(tau[:, 0]),
-                answer=shaped(answer, d_shape) if d_shape else shaped(answer[:, 0]),
-                correct=shaped(correct, d_shape) if d_shape else shaped(correct[:, 0]),
-                hit_cap=shaped(hit_cap, d_shape) if d_shape else shaped(hit_cap[:, 0]),
-                counts=shaped(out_counts, (num_arms,)), steps=shaped(out_steps),
-                summary=summaries, stats=run_stats)
+  lead = (n_inst, int(n_trials)) if means_np.ndim == 2 else (int(n_trials),)
+  res = _shaped(flat, lead, np.ndim(delta) == 0)
+  return Result(tau=res["tau"], answer=res["answer"], correct=res["correct"],
+                hit_cap=res["hit_cap"], counts=res["counts"], steps=res["steps"],
+                summary=summaries, stats=run_stats,
+                final_stats=res.get("final_stats"), reward_score=res.get("reward_score"),
+                policy_score=_policy(res) if scores else None)
 
 
 def _to_host(tree):
@@ -484,6 +611,154 @@ def _to_host(tree):
     return jax.device_get(tree)
   from jax.experimental import multihost_utils
   return multihost_utils.process_allgather(tree, tiled=True)
+
+
+# --------------------------------------------------------------------------
+# The functional core: a whole simulation inside one compiled program.
+
+
+class Rollout(NamedTuple):
+  """Per-trial results of `rollout` (jnp arrays), with leading axes [I, n_trials]
+  (I dropped for a single instance); the axis [D] marked (D) is dropped for a
+  scalar delta.
+
+  The scores are the derivatives of the log-likelihood of each trial's stopped
+  trajectory (the rewards and the rule's random choices up to tau): their
+  products with a function of the trajectory, averaged, are likelihood-ratio
+  estimates of its gradient (see `jbai.estimate`).
+  """
+
+  tau: jax.Array          # int [..., (D)], stopping time (max_steps at the cap)
+  answer: jax.Array       # int [..., (D)], empirical top arm at stopping (-1 at the cap)
+  correct: jax.Array      # bool [..., (D)], answer is the best arm
+  hit_cap: jax.Array      # bool [..., (D)], reached max_steps before crossing
+  counts: jax.Array       # int [..., K], counts at the end of the trial
+  steps: jax.Array        # int [...], length of the trial (the largest tau)
+  final_stats: Any        # float [..., K, S], sufficient statistics at the end (None: scores=False)
+  reward_score: Any       # float [..., (D), K], sum_{t < tau} d/dmu_i log pi(X_t | mu_{A_t})
+  policy_score: Any       # {name: float [..., (D)]}, the rule's score at tau (Rule.score)
+
+
+CORE_CHUNK = 256  # steps between scattering results in `rollout` (no host in between)
+
+
+@functools.lru_cache(maxsize=64)
+def _rollout_program(family, rule, threshold, num_arms, n_deltas, total, n_lanes, scores):
+  """The jitted whole simulation of `total` trials: the chunk of `build_chunk` run
+  until every trial is written, its slots scattered into per-trial outputs; once
+  every trial has started and few lanes still run, the pool moves to the next of
+  `pool_sizes` (as `simulate`'s tail does)."""
+  sizes = pool_sizes(n_lanes)
+  chunks = [build_chunk(family, rule, threshold, num_arms, n_deltas, size, CORE_CHUNK, scores)
+            for size in sizes]
+
+  def run(config: Config) -> dict:
+    pool = _initial_pool(family, rule, config, num_arms, n_deltas, n_lanes, scores)
+    out = {k: jnp.zeros((total,) + v.shape[1:], v.dtype)
+           for k, v in _records(pool.slots).items()}
+    carry = (pool, out, jnp.zeros((), jnp.int32))
+    for phase, chunk_fn in enumerate(chunks):
+      smaller = sizes[phase + 1] if phase + 1 < len(sizes) else 0
+
+      def cond(carry):
+        pool, _, written = carry
+        tail = (pool.next_trial >= total) & (jnp.sum(pool.lanes.index >= 0) <= smaller)
+        return (written < total) & ~tail
+
+      def body(carry):
+        pool, out, written = carry
+        pool = chunk_fn(pool, config, total)
+        target = jnp.where(pool.slots.index >= 0, pool.slots.index, total)  # total: dropped
+        out = {k: out[k].at[target].set(v, mode="drop")
+               for k, v in _records(pool.slots).items()}
+        return pool, out, written + pool.written
+
+      if phase:
+        carry = (_compact(carry[0], sizes[phase]),) + carry[1:]
+      carry = jax.lax.while_loop(cond, body, carry)
+    return carry[1]
+
+  return jax.jit(run)
+
+
+def _concrete(x) -> bool:
+  return not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(x))
+
+
+def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
+            threshold="gk16", max_steps=1_000_000, *, params: Optional[dict] = None,
+            lanes: Optional[int] = None, scores: bool = True) -> Rollout:
+  """Runs n_trials trials inside one compiled program: a pure function.
+
+  The lane pool of `simulate` (same chunk program, same lane recycling) in a
+  `lax.while_loop` until every trial has ended or reached the cap. For the same
+  key its per-trial results are those of `simulate`. It runs under the caller's
+  `jax.jit` and `jax.vmap`: over instances, over delta, over the rule's runtime
+  parameters (`params`), over keys; family, rule, threshold, n_trials, lanes,
+  scores and the shapes of means and delta are static, everything else is a
+  runtime value.
+
+  Args:
+    key: PRNG key.
+    family: a `Family` or a built-in name.
+    means: [K] or [I, K] arm means (validated when concrete).
+    rule: a `Rule` or a registered name.
+    delta: confidence level, or a [D] vector of levels (one trajectory serves all).
+    n_trials: trials per instance (static).
+    threshold: a `Threshold` or a name.
+    max_steps: cap on a trial's length.
+    params: the rule's runtime parameters, {name: value} (e.g. {"beta": b} for a
+      top-two rule, {"eps": e} for TCB): they replace the values the rule was
+      built with, and may be traced (vmap, grad).
+    lanes: size of the pool (static; default `default_lanes(I * n_trials)`).
+    scores: record final sufficient statistics and scores (see `Rollout`).
+
+  Returns:
+    A `Rollout`.
+
+  Example:
+    >>> import jax, jax.numpy as jnp, jbai
+    >>> run = jax.jit(lambda b: jbai.rollout(jax.random.key(0), "gaussian", [1.0, 0.5, 0.0],
+    ...               jbai.rules.t3c(), 0.1, 64, params={"beta": b}).tau.mean())
+    >>> taus = jax.vmap(run)(jnp.array([0.3, 0.5]))
+  """
+  family, rule, threshold = _resolve(family, rule, threshold)
+  dtype = jnp.zeros(()).dtype
+  if _concrete(means):
+    check_means(family, means)
+  if _concrete(delta):
+    check_delta(delta)
+  means = jnp.asarray(means, dtype)
+  if means.ndim not in (1, 2):
+    raise ValueError(f"means must have shape [K] or [I, K], got shape {means.shape}")
+  n_trials = int(n_trials)
+  if n_trials < 1:
+    raise ValueError(f"n_trials must be >= 1, got {n_trials!r}")
+  table = means.reshape(-1, means.shape[-1])
+  n_inst, num_arms = table.shape
+  deltas = jnp.atleast_1d(jnp.asarray(delta, dtype))
+  rule_state = rule.init(num_arms)
+  if params:
+    unknown = set(params) - set(rule.runtime)
+    if unknown:
+      raise ValueError(f"rule {rule.name!r} has no runtime parameter {sorted(unknown)[0]!r}; "
+                       f"its runtime parameters are {list(rule.runtime)}")
+    rule_state = rule_state._replace(
+        **{k: jnp.asarray(v, getattr(rule_state, k).dtype) for k, v in params.items()})
+  config = Config(key=_raw_key(key), means=table,
+                  n_trials=jnp.asarray(n_trials, jnp.int32),
+                  max_steps=jnp.asarray(max_steps, jnp.int32),
+                  thr_params=threshold.init(deltas, num_arms), rule_state=rule_state)
+  total = n_inst * n_trials
+  run = _rollout_program(family, rule.program(), threshold, num_arms, deltas.shape[0],
+                         total, int(lanes or default_lanes(total)), bool(scores))
+  flat = _finish(jnp, run(config), table, n_trials)
+  lead = (n_inst, n_trials) if means.ndim == 2 else (n_trials,)
+  out = _shaped(flat, lead, np.ndim(delta) == 0)
+  return Rollout(tau=out["tau"], answer=out["answer"], correct=out["correct"],
+                 hit_cap=out["hit_cap"], counts=out["counts"], steps=out["steps"],
+                 final_stats=out.get("final_stats"), reward_score=out.get("reward_score"),
+                 policy_score=_policy(out) if scores else None)
 
 
 def default_lanes(total: int, n_devices: int = 1) -> int:
@@ -628,7 +903,7 @@ def trace(key: jax.Array, family, means, rule, horizon: int, n_trials: int,
                   n_trials=jnp.asarray(n_trials, jnp.int32),
                   max_steps=jnp.asarray(horizon, jnp.int32), thr_params=None,
                   rule_state=rule.init(num_arms))
-  lanes = jax.vmap(lambda i: _start(family, rule, config, i, num_arms, 1))(
+  lanes = jax.vmap(lambda i: _start(family, rule, config, i, num_arms, 1, False))(
       jnp.arange(total, dtype=jnp.int32))
   advance = _compiled_advance(family, rule.program(), num_arms)
   times = log_times(horizon, n_points)

@@ -18,9 +18,18 @@ a runtime value of the compiled simulation: the rule names it in `runtime`, and
 leaves it out. Changing it (say a top-two rule's beta) then reuses the program.
 A parameter that changes the program's structure (a loop bound, None against a
 number) stays in the closure and in the identity.
+
+Policy scores. A rule whose choices are random given the history, with a law
+that depends on a runtime parameter (a top-two rule's coin: leader with
+probability beta), accumulates in its state the score of those choices,
+sum_t d/dparam log P(choice_t), and exposes it through `score(state) ->
+{name: [] float}`; `jbai.estimate` turns it into likelihood-ratio gradients. A
+rule whose choices are deterministic in a parameter (TCB's eps) has no score for
+it: differentiate it by finite differences with common random numbers
+(`jbai.finite_difference`).
 """
 
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
@@ -35,6 +44,7 @@ class Rule(NamedTuple):
   select: Callable[[jax.Array, Family, ArmStats, Any], tuple]
   params: tuple = ()   # ((name, value), ...) for display
   runtime: tuple = ()  # names of the params that select reads from the state
+  score: Optional[Callable[[Any], dict]] = None  # state -> {runtime name: policy score}
 
   def __repr__(self):
     return f"{self.name}({', '.join(f'{k}={v}' for k, v in self.params)})"
