@@ -438,10 +438,8 @@ def partial_summaries(family, means, deltas, done: dict, run: Run, n_trials: int
   (tau = 0 where a level never crossed: the trial hit the cap)."""
   import numpy as np
   from jbai import engine
-  hit_cap = done["tau"] == 0
-  tau = np.where(hit_cap, done["steps"][:, None], done["tau"])
-  answer = np.where(hit_cap, -1, done["answer"])
-  correct = answer == int(np.argmax(means))
+  flat = engine._finish(np, done, np.asarray([means]), len(done["index"]))
+  tau, correct, hit_cap = flat["tau"], flat["correct"], flat["hit_cap"]
   optimum = engine.optimal(family, means)
   out = []
   for d, delta in enumerate(deltas):
@@ -498,7 +496,8 @@ def print_table(records: list, labels: list, means, args):
         f"rule (common random numbers), max_steps {args.max_steps}")
   print(f"T*(nu)      {first['t_star']:.4g}   w(nu) = ["
         + ", ".join(f"{x:.4f}" for x in first["w_star"]) + "]")
-  print("ratio       E[tau] / (T*(nu) log(1/delta))")
+  print("ratio       E[tau] / (T*(nu) log(1/delta)); 95% CIs: normal for the mean tau, "
+        "Wilson for the error rate")
   print()
   head = ["rule"] + (["threshold"] if len(thresholds) > 1 else []) + \
          (["delta"] if len(deltas) > 1 else []) + \

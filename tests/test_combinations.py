@@ -93,7 +93,7 @@ def test_every_suggested_combination_runs(capsys):
   alternatives = sorted({alt for _, alt in refusals().values()})
   for alt in alternatives:
     code = cli.main(argv_of(*alt) + ["--trials", "3", "--delta", "0.1", "--json",
-                                     "--max-steps", "100000"])
+                                     "--max-steps", "20000"])
     out, err = capsys.readouterr()
     assert code == 0, (alt, err)
 
