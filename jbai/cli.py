@@ -163,9 +163,11 @@ def add_run_args(p):
   p.add_argument("--delta", type=number_list, default=DEFAULT_RUN["delta"],
                  help="confidence level(s), e.g. 1e-2,1e-8: one trajectory per trial "
                  "for all of them")
-  p.add_argument("--trials", type=count, default=DEFAULT_RUN["trials"])
-  p.add_argument("--seed", type=count, default=0)
-  p.add_argument("--max-steps", type=count, default=1_000_000)
+  p.add_argument("--trials", type=count, default=DEFAULT_RUN["trials"],
+                 help="trials per rule (1e4 accepted)")
+  p.add_argument("--seed", type=count, default=0, help="PRNG seed, the same for every rule")
+  p.add_argument("--max-steps", type=count, default=1_000_000,
+                 help="cap on the length of a trial")
   p.add_argument("--chunk", type=count, default=2048,
                  help="steps between progress reports and saves of finished trials")
 
