@@ -30,7 +30,7 @@ import jax.numpy as jnp
 from jax.scipy.special import erf, erfc, zeta
 from jax.typing import ArrayLike
 
-from jbai.families.base import Family, weighted_mean
+from jbai.families.base import Family
 from jbai.transport import golden_section
 
 
@@ -213,8 +213,11 @@ def kk() -> Threshold:
     beta(t, delta) = 2 C_G(ln((K - 1) / delta) / 2) + 4 ln(4 + ln(t / 2)),
 
   with C_G = `c_gaussian` and t >= 1. The choice is made on the family's name
-  when the value is traced. `check` rejects families not built with
-  `jbai.families.exponential_family`, for which neither bound is proven.
+  when the value is traced. `check` rejects families whose `exponential` flag
+  is False, for which neither bound is proven. A family exponential in a
+  statistic T(x) other than x (Weibull with known shape k: T = x^k) is covered:
+  its GLLR with the family's KL and MLE is that of the exponential family of
+  T(x), to which the deviation inequality applies.
 
   Example: K = 5, delta = 1e-8, t = 1000, Gaussian: C_G(9.9035) = 11.855 (at
   lam = 0.968) and beta = 33.005.
@@ -394,15 +397,49 @@ def get(name: str, **params) -> Threshold:
   return THRESHOLDS[name](**params)
 
 
+# Thresholds in the order they are suggested when one does not apply: proven
+# ones first, the heuristic last.
+PREFERRED = ("kk", "paper", "gk16")
+
+
+def refusal(threshold: Threshold, family: Family) -> Optional[str]:
+  """Why a threshold does not apply to a family, or None when it does.
+
+  * `paper` needs the family's Assumption 7 constant (`family.curvature`;
+    Poisson, exponential and, by default, Weibull rewards have none) and a
+    bounded Theta.
+  * `kk` is proven for one-parameter exponential families in some sufficient
+    statistic (`family.exponential`: every family built with
+    `jbai.families.exponential_family`, and `weibull`, exponential in x^k).
+  * `gk16` (a heuristic) and thresholds unknown to this module apply to every
+    family.
+
+  Args:
+    threshold: the stopping threshold.
+    family: the reward family.
+
+  Returns:
+    A one-line reason naming the threshold and the family, or None.
+  """
+  if threshold.name == "paper":
+    curvature = family.curvature
+    if curvature is None or not curvature > 0:
+      return (f"threshold 'paper' does not apply to the {family.name!r} family: it "
+              "needs Assumption 7 (-d^2/dm^2 log pi(x|m) >= sigma^2 > 0), and the "
+              f"family's curvature is {curvature!r}")
+    if not math.isfinite(family.hi - family.lo):
+      return (f"threshold 'paper' needs a bounded Theta; the {family.name!r} family "
+              f"has Theta = [{family.lo}, {family.hi}]")
+  elif threshold.name == "kk" and not family.exponential:
+    return (f"threshold 'kk' is proven for one-parameter exponential families, and "
+            f"the {family.name!r} family is not one (family.exponential is False)")
+  return None
+
+
 def check(threshold: Threshold, family: Family) -> None:
   """Checks at the Python boundary that a threshold applies to a family.
 
-  * `paper` needs the family's Assumption 7 constant (`family.curvature`);
-    Poisson and exponential rewards have none.
-  * `kk` is proven for one-parameter exponential families whose sufficient
-    statistic is the reward: families built with
-    `jbai.families.exponential_family` (all built-in ones).
-  * `gk16` (a heuristic) and thresholds unknown to this module pass.
+  See `refusal` for the conditions.
 
   Args:
     threshold: the stopping threshold.
@@ -412,25 +449,13 @@ def check(threshold: Threshold, family: Family) -> None:
     None.
 
   Raises:
-    ValueError: naming the threshold and the family when it does not apply.
+    ValueError: naming the threshold, the family and the thresholds that apply
+      to it, when this one does not.
   """
-  if threshold.name == "paper":
-    curvature = family.curvature
-    if curvature is None or not curvature > 0:
-      raise ValueError(
-          f"threshold 'paper' does not apply to the {family.name!r} family: it "
-          "needs Assumption 7 (-d^2/dm^2 log pi(x|m) >= sigma^2 > 0), and the "
-          f"family's curvature is {curvature!r}; use 'kk' or 'gk16'")
-    if not math.isfinite(family.hi - family.lo):
-      raise ValueError(
-          f"threshold 'paper' needs a bounded Theta; the {family.name!r} family "
-          f"has Theta = [{family.lo}, {family.hi}]")
-  elif threshold.name == "kk":
-    if family.transport_x is not weighted_mean:
-      raise ValueError(
-          f"threshold 'kk' is proven for one-parameter exponential families; "
-          f"the {family.name!r} family is not built with "
-          "jbai.families.exponential_family; use 'paper' or 'gk16'")
+  reason = refusal(threshold, family)
+  if reason is not None:
+    usable = [name for name in PREFERRED if refusal(get(name), family) is None]
+    raise ValueError(f"{reason}; use threshold {' or '.join(map(repr, usable))}")
 
 
 check_family = check

@@ -68,3 +68,130 @@ def test_bad_input_is_one_line_and_exit_2(capsys, argv, fragment):
   code, out, err = run_cli(capsys, *argv)
   assert code == 2 and out == ""
   assert fragment in err and len(err.strip().splitlines()) == 1
+
+
+# ---------------------------------------------------------------- numbers and lists
+
+def test_negative_numbers_are_values_for_every_subcommand(capsys, monkeypatch):
+  args = cli.build_parser().parse_args(
+      ["run", "--means", "-1,0,1", "--lo", "-5", "--hi", "-.5e-1", "--delta", "1e-2,1e-8",
+       "--beta", "0.3,0.5", "--sigma", "2"])
+  assert args.means == [-1.0, 0.0, 1.0] and args.lo == -5.0 and args.hi == -0.05
+  assert args.delta == [1e-2, 1e-8] and args.beta == [0.3, 0.5] and args.sigma == 2.0
+  args = cli.build_parser().parse_args(["oracle", "--means", "-1.5,-2", "--lo", "-inf"])
+  assert args.means == [-1.5, -2.0] and args.lo == float("-inf")
+  # In-process and as the console script (argv from sys.argv).
+  code, out, _ = run_cli(capsys, "oracle", "--family", "gaussian", "--means", "-1,0,1",
+                         "--json")
+  assert code == 0 and json.loads(out)["means"] == [-1.0, 0.0, 1.0]
+  monkeypatch.setattr("sys.argv", ["jbai", "oracle", "--means", "-1,-2", "--lo", "-5",
+                                   "--json"])
+  assert cli.main() == 0
+  assert json.loads(capsys.readouterr().out)["family"].startswith("gaussian(lo=-5.0")
+
+
+@pytest.mark.parametrize("argv, bad", [
+    (["run", "--means", ",,,"], "',,,'"),
+    (["run", "--means", "1,,2"], "'1,,2'"),
+    (["run", "--means", "1,a"], "'a' in '1,a'"),
+    (["run", "--means", ""], "''"),
+    (["run", "--delta", "1e-2,"], "'1e-2,'"),
+    (["run", "--beta", "0.3,x"], "'x' in '0.3,x'"),
+    (["run", "--rule", "tcb,,itcb"], "'tcb,,itcb'"),
+    (["run", "--lo", "-5,1"], "'-5,1'"),
+    (["run", "--trials", "1.5"], "'1.5'"),
+    (["oracle", "--means", "-1,,0"], "'-1,,0'"),
+    (["oracle", "--delta", "0.1,2"], "delta must be in (0, 1), got 2.0"),
+    (["run", "--means"], "--means: expected one argument"),
+    (["run", "--means", "1,0", "--json", "-1"], "--json"),
+    (["runn"], "unknown command 'runn'"),
+    (["--rule", "nope"], "unknown rule 'nope'"),  # no subcommand: `jbai run`
+])
+def test_malformed_input_names_the_bad_text(capsys, argv, bad):
+  code, out, err = run_cli(capsys, *argv)
+  assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+  assert err.startswith("jbai: error: ") and bad in err
+
+
+def test_refusal_names_options_that_work(capsys):
+  code, _, err = run_cli(capsys, "run", "--family", "weibull", "--means", "3,2,1",
+                         "--threshold", "paper")
+  assert code == 2 and err.strip().endswith("; use --threshold kk")
+  code, _, err = run_cli(capsys, "run", "--family", "logcosh", "--means", "1,0",
+                         "--threshold", "kk", "--rule", "tcb,t3c")
+  assert code == 2 and err.strip().endswith("; use --rule tcb,ebtci --threshold paper")
+
+
+# ---------------------------------------------------------------- comparisons
+
+def test_rules_and_deltas_side_by_side_with_common_random_numbers(capsys, tmp_path):
+  import numpy as np
+  common = ["run", "--means", "1,0.5,0.4", "--trials", "24", "--seed", "3", "--json"]
+  code, out, _ = run_cli(capsys, *common, "--rule", "tcb,uniform", "--delta", "0.1,0.01",
+                         "--out", str(tmp_path / "both.json"))
+  assert code == 0
+  records = json.loads(out)
+  assert [(r["rule"].split("(")[0], r["delta"]) for r in records] == [
+      ("tcb", 0.1), ("tcb", 0.01), ("uniform", 0.1), ("uniform", 0.01)]
+  for r in records:
+    assert r["trials"] == 24 and r["complete"] and "steps_per_second" in r
+  assert json.loads((tmp_path / "both.json").read_text()) == records
+  both = np.load(tmp_path / "both.npz")
+  assert both["tau"].shape == (2, 24, 2) and both["counts"].shape == (2, 24, 3)
+  # One trajectory per trial serves every delta: the smaller delta stops later.
+  assert np.all(both["tau"][..., 1] >= both["tau"][..., 0])
+  # The same key for every rule: each row equals the rule run alone.
+  code, out, _ = run_cli(capsys, *common, "--rule", "uniform", "--delta", "0.01",
+                         "--out", str(tmp_path / "alone.json"))
+  assert code == 0 and isinstance(json.loads(out), dict)
+  alone = np.load(tmp_path / "alone.npz")
+  for name in ("tau", "answer", "correct", "hit_cap"):  # [runs, trials, deltas]
+    np.testing.assert_array_equal(alone[name], both[name][1, :, 1])
+  for name in ("counts", "steps"):                       # [runs, trials, ...]
+    np.testing.assert_array_equal(alone[name], both[name][1])
+  assert json.loads(out)["mean_tau"] == records[3]["mean_tau"]
+
+
+def test_beta_sweep_compiles_one_program_and_prints_one_table(capsys):
+  from jbai import engine
+  before = engine._compiled.cache_info()
+  code, out, _ = run_cli(capsys, "run", "--family", "bernoulli", "--means",
+                         "0.7,0.5,0.45,0.2", "--rule", "ebtc", "--beta", "0.3,0.5,0.7",
+                         "--delta", "0.1", "--trials", "12", "--max-steps", "1e5")
+  after = engine._compiled.cache_info()
+  assert code == 0
+  assert after.misses - before.misses == 1 and after.hits - before.hits == 2
+  lines = out.splitlines()
+  head = next(i for i, line in enumerate(lines) if line.startswith("rule"))
+  for column in ("mean tau (95% CI)", "error rate (95% CI)", "at cap", "ratio", "steps/s"):
+    assert column in lines[head]
+  rows = lines[head + 1:head + 4]
+  assert [row.split()[0] for row in rows] == [
+      "ebtc(beta=0.3)", "ebtc(beta=0.5)", "ebtc(beta=0.7)"]
+  assert "common random numbers" in out and "delta       0.1" in out
+
+
+# ---------------------------------------------------------------- finished-trial log
+
+def test_trial_log_drops_a_truncated_line_and_refuses_another_command(tmp_path):
+  import numpy as np
+  path = str(tmp_path / "run.partial.jsonl")
+  specs = {"a": {"rule": "tcb(eps=1.0)", "trials": 4}}
+  log = cli.TrialLog(path, specs)
+  save = log.saver("a")
+  save({"index": np.array([2, 0]), "tau": np.array([[5], [7]]), "answer": np.array([[0], [0]]),
+        "counts": np.array([[3, 2], [4, 3]]), "steps": np.array([5, 7])})
+  save({"index": np.array([], int), "tau": np.zeros((0, 1)), "answer": np.zeros((0, 1)),
+        "counts": np.zeros((0, 2)), "steps": np.zeros(0)})
+  with open(path, "a") as f:
+    f.write('{"run": "a", "index": [1], "ta')  # killed mid-write
+  log = cli.TrialLog(path, specs)
+  done = log.done("a")
+  assert done["index"].tolist() == [0, 2] and done["tau"].tolist() == [[7], [5]]
+  assert open(path).read().endswith("\n")
+  log.saver("a")({"index": np.array([1]), "tau": np.array([[9]]), "answer": np.array([[1]]),
+                  "counts": np.array([[5, 4]]), "steps": np.array([9])})
+  assert cli.TrialLog(path, specs).done("a")["index"].tolist() == [0, 1, 2]
+  with pytest.raises(ValueError, match="another command .*trials=4.*delete"):
+    cli.TrialLog(path, {"b": {}})
+  assert cli.TrialLog(None, specs).done("a") is None

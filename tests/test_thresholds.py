@@ -328,7 +328,7 @@ def test_check_accepts_and_rejects():
   for fam in [families.poisson(), families.exponential()]:
     assert th.check(th.get("kk"), fam) is None
     assert th.check(th.get("gk16"), fam) is None
-  general = families.gaussian()._replace(name="mygeneral", transport_x=None)
+  general = families.gaussian()._replace(name="mygeneral", transport_x=None, exponential=False)
   with pytest.raises(ValueError, match="mygeneral"):
     th.check(th.get("kk"), general)
   assert th.check(th.get("gk16"), general) is None

@@ -1,0 +1,118 @@
+"""Every built-in (family, threshold, rule) combination on the command line: a
+refused one names options that work, and no refusal points to another refusal.
+Also the delta-correctness of the `kk` threshold on Weibull rewards."""
+
+import functools
+import itertools
+import re
+
+import jax
+import pytest
+from scipy import stats
+
+import jbai
+from jbai import cli, families, rules, thresholds
+
+MEANS = {"gaussian": "1,0,-1", "bernoulli": "0.7,0.5,0.3", "poisson": "3,2,1",
+         "exponential": "3,2,1", "weibull": "3,2,1", "logcosh": "1,0,-1"}
+COMBINATIONS = list(itertools.product(families.BUILTIN, thresholds.THRESHOLDS, rules.RULES))
+
+
+@functools.lru_cache(maxsize=None)
+def family(name: str):
+  return families.get(name)
+
+
+def plan(argv):
+  """The runs of a `jbai run` command line (validation only: nothing compiles)."""
+  args = cli.build_parser().parse_args(argv)
+  return cli.plan_runs(args, family(args.family))
+
+
+def argv_of(family, threshold, rule):
+  return ["run", "--family", family, "--means", MEANS[family], "--threshold", threshold,
+          "--rule", rule]
+
+
+def suggestion(message: str) -> dict:
+  """The options of the one `; use --opt value ...` clause that ends a refusal."""
+  assert message.count("; use ") == 1, message
+  options = message.split("; use ")[1].split()
+  assert len(options) % 2 == 0 and options, message
+  pairs = dict(zip(options[::2], options[1::2]))
+  assert set(pairs) <= {"--rule", "--threshold"}, message
+  return {k[2:]: v for k, v in pairs.items()}
+
+
+def refusals():
+  """{(family, threshold, rule): (message, suggested (family, threshold, rule))}."""
+  out = {}
+  for family, threshold, rule in COMBINATIONS:
+    try:
+      plan(argv_of(family, threshold, rule))
+    except ValueError as e:
+      alt = suggestion(str(e))
+      out[family, threshold, rule] = (str(e), (family, alt.get("threshold", threshold),
+                                               alt.get("rule", rule)))
+  return out
+
+
+def test_every_refusal_suggests_a_combination_that_is_accepted():
+  found = refusals()
+  for (family, threshold, rule), (message, alt) in sorted(found.items()):
+    print(f"{family:<12} {threshold:<6} {rule:<10} -> --threshold {alt[1]} --rule {alt[2]}")
+    assert "\n" not in message
+    assert re.search(rf"'({re.escape(rule)}|{threshold})'", message), message
+    assert alt not in found, f"{(family, threshold, rule)} points to the refused {alt}"
+    assert len(plan(argv_of(*alt))) == 1
+  # The issue's circle: kk is proven for Weibull rewards (exponential in x^k).
+  assert not any(k[:2] == ("weibull", "kk") for k in found)
+  assert ("weibull", "paper", "tcb") in found
+  assert found["weibull", "paper", "tcb"][1] == ("weibull", "kk", "tcb")
+  # Some combination runs for every family, and every threshold for some family.
+  for family in families.BUILTIN:
+    assert any(k[0] == family and k not in found for k in COMBINATIONS)
+  for threshold in thresholds.THRESHOLDS:
+    assert any(k[1] == threshold and k not in found for k in COMBINATIONS)
+
+
+def test_lists_get_every_refused_entry_replaced():
+  with pytest.raises(ValueError) as info:
+    plan(["run", "--family", "logcosh", "--means", "1,0", "--rule", "tcb,t3c,ttts",
+          "--threshold", "kk,gk16"])
+  alt = suggestion(str(info.value))
+  assert alt["rule"].split(",")[0] == "tcb" and len(alt["rule"].split(",")) == 3
+  runs = plan(["run", "--family", "logcosh", "--means", "1,0", "--rule", alt["rule"],
+               "--threshold", alt["threshold"]])
+  assert len(runs) == 6
+
+
+@pytest.mark.slow
+def test_every_suggested_combination_runs(capsys):
+  """Runs each distinct suggestion (3 trials at delta = 0.1): one compile each."""
+  alternatives = sorted({alt for _, alt in refusals().values()})
+  for alt in alternatives:
+    code = cli.main(argv_of(*alt) + ["--trials", "3", "--delta", "0.1", "--json",
+                                     "--max-steps", "20000"])
+    out, err = capsys.readouterr()
+    assert code == 0, (alt, err)
+
+
+@pytest.mark.slow
+def test_kk_is_delta_correct_for_weibull():
+  """kk on Weibull rewards (shape 2) at delta = 0.1 over 2,000 trials.
+
+  One-sided exact binomial test at the 99% level of H0: error rate <= 0.1: the
+  test fails when P(Bin(2000, 0.1) >= errors) < 0.01, i.e. for more than 226
+  errors (trials at the cap count as errors).
+  """
+  n, delta = 2000, 0.1
+  res = jbai.simulate(jax.random.key(7), families.weibull(shape=2.0), [1.0, 0.8, 0.6],
+                      "tcb", delta=delta, n_trials=n, threshold="kk", max_steps=10**6)
+  s = res.summary[0]
+  errors = round(s["error_rate"] * n)
+  print(f"weibull kk delta={delta}: {errors} errors in {n} trials "
+        f"(Wilson 95% CI {s['error_ci95']}), mean tau {s['mean_tau']:.0f}, "
+        f"ratio {s['ratio']:.2f}, {s['hit_cap']} at the cap")
+  assert s["trials"] == n
+  assert stats.binom.sf(errors - 1, n, delta) >= 0.01
