@@ -29,6 +29,7 @@ from typing import NamedTuple, Optional
 DEFAULT_RUN = {"family": "gaussian", "means": "1.2,1,1,1,1", "rule": "itcb",
                "delta": "1e-8", "trials": 1000, "threshold": "gk16"}
 EXIT_INTERRUPTED = 130
+Z95 = 1.959964  # two-sided 95% normal quantile
 
 # Alternatives suggested when a rule does not apply to a family, in this order.
 PREFERRED_RULES = ("ebtci", "ebtc", "itcb", "tcb")
@@ -682,6 +683,103 @@ def cmd_run(args) -> int:
   return 0
 
 
+def grad_t_star_log(family, means, deltas):
+  """[D, K] d(T*(nu) log(1/delta)) / d mu_i from the exact oracle's implicit
+  derivatives, in float64."""
+  import jax
+  import jax.numpy as jnp
+  import numpy as np
+  from jbai import oracle
+  with jax.enable_x64(True):
+    t_star = lambda m: 1.0 / oracle.exact_solve(family, m)[1]
+    g = np.asarray(jax.grad(t_star)(jnp.asarray(means, jnp.float64)))
+    value = float(t_star(jnp.asarray(means, jnp.float64)))
+  logs = np.log(1.0 / np.asarray(deltas, float))
+  return logs[:, None] * g[None], value * logs
+
+
+def grad_records(res, run, family, means, deltas) -> list:
+  """One record per delta of a run with scores: E[tau], P(error), their
+  likelihood-ratio gradients in the means (and in the rule's scored runtime
+  parameters) with standard errors and 95% CIs, and the oracle's gradient of
+  T*(nu) log(1/delta)."""
+  import jax
+  import numpy as np
+  from jbai.estimate import monte_carlo
+  moments = jax.tree.map(np.asarray, monte_carlo(res.tau, res.correct, res.reward_score,
+                                                 res.policy_score, False))
+  oracle_grad, t_star_log = grad_t_star_log(family, means, deltas)
+  records = []
+  for d, delta in enumerate(deltas):
+    rec = {"rule": repr(run.rule), "threshold": repr(run.threshold), "delta": delta,
+           "trials": int(res.tau.shape[0]), "hit_cap": int(res.hit_cap[:, d].sum()),
+           "t_star_log": float(t_star_log[d]),
+           "grad_t_star_log": oracle_grad[d].tolist()}
+    for label, name in (("tau", "mean_tau"), ("error", "error_rate")):
+      value, se, grads, ses = moments[label]
+      rec[name], rec[f"{name}_se"] = float(value[d]), float(se[d])
+      rec[f"{name}_ci95"] = [float(value[d] - Z95 * se[d]), float(value[d] + Z95 * se[d])]
+      rec[f"grad_{name}"] = grads["means"][d].tolist()
+      rec[f"grad_{name}_se"] = ses["means"][d].tolist()
+      rec[f"grad_{name}_ci95"] = [[g - Z95 * e, g + Z95 * e] for g, e in
+                                  zip(rec[f"grad_{name}"], rec[f"grad_{name}_se"])]
+      for param in grads:
+        if param != "means":
+          rec.setdefault("grad_params", {}).setdefault(param, {}).update(
+              {name: float(grads[param][d]), f"{name}_se": float(ses[param][d])})
+    records.append(rec)
+  return records
+
+
+def print_grad(rec: dict, means):
+  """The text report of one (rule, threshold, delta) of `jbai grad`."""
+  print(f"rule {rec['rule']}, threshold {rec['threshold']}, delta {rec['delta']:g}, "
+        f"{rec['trials']} trials, {rec['hit_cap']} at the cap; +- is a 95% CI")
+  print(f"  E[tau]    {rec['mean_tau']:.6g} +- {Z95 * rec['mean_tau_se']:.3g}"
+        f"      T*(nu) log(1/delta) {rec['t_star_log']:.6g}")
+  print(f"  P(error)  {rec['error_rate']:.4g} +- {Z95 * rec['error_rate_se']:.2g}")
+  print(f"  {'arm':>4} {'mean':>10} {'dE[tau]/dmu':>24} {'d(T* log 1/delta)/dmu':>22} "
+        f"{'dP(error)/dmu':>22}")
+  for i, m in enumerate(means):
+    g = f"{rec['grad_mean_tau'][i]:.5g} +- {Z95 * rec['grad_mean_tau_se'][i]:.2g}"
+    e = f"{rec['grad_error_rate'][i]:.4g} +- {Z95 * rec['grad_error_rate_se'][i]:.2g}"
+    print(f"  {i:>4} {m:>10.6g} {g:>24} {rec['grad_t_star_log'][i]:>22.5g} {e:>22}")
+  for param, g in rec.get("grad_params", {}).items():
+    print(f"  d/d{param}: E[tau] {g['mean_tau']:.5g} +- {Z95 * g['mean_tau_se']:.2g}, "
+          f"P(error) {g['error_rate']:.4g} +- {Z95 * g['error_rate_se']:.2g}")
+
+
+def cmd_grad(args) -> int:
+  import jax
+  from jbai import engine
+  from jbai.families import check_means
+  family = family_from_args(args)
+  means = args.means
+  check_means(family, means)
+  deltas = [float(d) for d in engine.check_delta(args.delta)]
+  runs = plan_runs(args, family)
+  show = not args.json and (sys.stderr.isatty() or args.progress)
+  records = []
+  for run in runs:
+    res = engine.simulate(jax.random.key(args.seed), family, means, run.rule, deltas,
+                          args.trials, threshold=run.threshold, max_steps=args.max_steps,
+                          chunk=args.chunk, progress=Progress(run.label, show), scores=True)
+    records += grad_records(res, run, family, means, deltas)
+  payload = records[0] if len(records) == 1 else records
+  if args.out:
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+      json.dump(payload, f, indent=1)
+  if args.json:
+    print(json.dumps(payload))
+    return 0
+  for i, rec in enumerate(records):
+    if i:
+      print()
+    print_grad(rec, means)
+  return 0
+
+
 def save_arrays(out: str, results: list, deltas: list):
   """Per-trial arrays next to the JSON: one run as [trials] (or [trials, D] for
   several deltas); several runs stacked on a leading axis named by `runs`."""
@@ -722,6 +820,17 @@ def build_parser() -> argparse.ArgumentParser:
   add_run_args(p)
   add_output_args(p)
   p.set_defaults(func=cmd_run)
+
+  p = sub.add_parser("grad", help="E[tau] and P(error) with their gradients in the means "
+                     "(likelihood ratio), next to the gradient of T*(nu) log(1/delta)")
+  add_family_args(p)
+  add_rule_args(p)
+  add_run_args(p)
+  p.add_argument("--json", action="store_true",
+                 help="print JSON: one object for one rule and one delta, else a list")
+  p.add_argument("--out", default=None, help="also write the JSON here")
+  p.add_argument("--progress", action="store_true", help="show progress even when not a tty")
+  p.set_defaults(func=cmd_grad)
 
   p = sub.add_parser("oracle", help="optimal allocation w(nu) and complexity Gamma(nu)")
   add_family_args(p)

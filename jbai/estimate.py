@@ -147,11 +147,10 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
   trials = engine.rollout(key, family, sg(means), rule, sg(jnp.asarray(delta)), n_trials,
                           threshold, max_steps, params=jax.tree.map(sg, params),
                           lanes=lanes, scores=True)
-  scalar = np.ndim(delta) == 0
-  per_delta = lambda a: a[:, None] if scalar else a  # [n, D, ...]
+  moments = monte_carlo(trials.tau, trials.correct, trials.reward_score,
+                        trials.policy_score, scalar_delta=np.ndim(delta) == 0,
+                        dtype=means.dtype)
   dtype = means.dtype
-  scores = {"means": per_delta(trials.reward_score)}
-  scores.update({k: per_delta(v)[..., None] for k, v in trials.policy_score.items()})
   inputs = {"means": means}
   inputs.update({k: jnp.asarray(v, dtype) for k, v in params.items()
                  if k in trials.policy_score})
@@ -159,30 +158,58 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
   undifferentiable += [jnp.asarray(v, dtype) for k, v in params.items()
                        if k not in trials.policy_score]
 
-  def moments(f):
-    f = per_delta(f.astype(dtype))
-    value = jnp.mean(f, axis=0)
-    se = jnp.std(f, axis=0, ddof=1) / jnp.sqrt(f.shape[0])
-    grads, ses = {}, {}
-    for name, score in scores.items():
-      grads[name], ses[name] = likelihood_ratio(f, score)
-      if name != "means":
-        grads[name], ses[name] = grads[name][..., 0], ses[name][..., 0]
+  def surrogate(value, grads):
+    """value, whose derivative in each input is its likelihood-ratio gradient."""
     out = sg(value)
     for name, x in inputs.items():
       tangent = x - sg(x)
       out = out + (sg(grads[name]) @ tangent if name == "means" else sg(grads[name]) * tangent)
     for x in undifferentiable:
       out = out + _no_derivative(x)
-    squeeze = (lambda a: a[0]) if scalar else (lambda a: a)
-    return (squeeze(out), squeeze(se), jax.tree.map(squeeze, grads),
-            jax.tree.map(squeeze, ses))
+    return out
 
-  tau, tau_se, g_tau, g_tau_se = moments(trials.tau)
-  err, err_se, g_err, g_err_se = moments(~trials.correct)
-  return Estimate(mean_tau=tau, mean_tau_se=tau_se, error_rate=err, error_rate_se=err_se,
+  tau, tau_se, g_tau, g_tau_se = moments["tau"]
+  err, err_se, g_err, g_err_se = moments["error"]
+  return Estimate(mean_tau=surrogate(tau, g_tau), mean_tau_se=tau_se,
+                  error_rate=surrogate(err, g_err), error_rate_se=err_se,
                   grad_mean_tau=g_tau, grad_mean_tau_se=g_tau_se, grad_error_rate=g_err,
                   grad_error_rate_se=g_err_se, trials=trials)
+
+
+def monte_carlo(tau, correct, reward_score, policy_score, scalar_delta: bool,
+                dtype=None) -> dict:
+  """Means, standard errors and likelihood-ratio gradients from per-trial records.
+
+  Args:
+    tau: [n, (D)] stopping times (of `jbai.rollout`, or `jbai.simulate` with scores).
+    correct: [n, (D)] bool.
+    reward_score: [n, (D), K] reward scores.
+    policy_score: {name: [n, (D)]} the rule's scores.
+    scalar_delta: True when the arrays have no delta axis.
+    dtype: float dtype of the results (default: that of reward_score).
+
+  Returns:
+    {"tau": (mean, se, grads, ses), "error": (...)}: for E[tau] and P(error), the
+    value [(D)], its standard error, and {"means": [(D), K], name: [(D)]} of
+    gradients and of their standard errors.
+  """
+  dtype = dtype or jnp.asarray(reward_score).dtype
+  per_delta = lambda a: jnp.asarray(a)[:, None] if scalar_delta else jnp.asarray(a)
+  squeeze = (lambda a: a[0]) if scalar_delta else (lambda a: a)
+  scores = {"means": per_delta(reward_score).astype(dtype)}
+  scores.update({k: per_delta(v).astype(dtype)[..., None] for k, v in policy_score.items()})
+  out = {}
+  for label, f in (("tau", tau), ("error", ~jnp.asarray(correct))):
+    f = per_delta(f).astype(dtype)
+    value = jnp.mean(f, axis=0)
+    se = jnp.std(f, axis=0, ddof=1) / jnp.sqrt(f.shape[0])
+    grads, ses = {}, {}
+    for name, score in scores.items():
+      g, g_se = likelihood_ratio(f, score)
+      grads[name], ses[name] = (g, g_se) if name == "means" else (g[..., 0], g_se[..., 0])
+    out[label] = (squeeze(value), squeeze(se), jax.tree.map(squeeze, grads),
+                  jax.tree.map(squeeze, ses))
+  return out
 
 
 def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,

@@ -5,6 +5,7 @@ at a stated level, with fixed keys (each test is deterministic). Where several
 comparisons are made at once, the level is Bonferroni-corrected so that the
 family of comparisons holds at the stated level."""
 
+import json
 import math
 
 import jax
@@ -102,3 +103,22 @@ def test_finite_difference_in_a_runtime_parameter():
   with pytest.raises(ValueError, match="no runtime parameter 'beta'"):
     jbai.finite_difference(jax.random.key(0), "gaussian", jnp.array([1.0, 0.5]), "tcb", 0.1,
                            8, wrt="beta", h=0.1)
+
+
+def test_cli_grad_prints_gradients_next_to_the_oracle(capsys):
+  from jbai import cli
+  code = cli.main(["grad", "--means", "-1,-1.5,-2", "--rule", "tcb", "--delta", "0.01",
+                   "--trials", "300", "--json"])
+  out = json.loads(capsys.readouterr().out)
+  assert code == 0
+  for key in ("mean_tau", "grad_mean_tau", "grad_mean_tau_se", "error_rate",
+              "grad_error_rate", "grad_t_star_log", "trials"):
+    assert key in out, key
+  assert out["trials"] == 300 and len(out["grad_mean_tau"]) == 3
+  # raising the best mean shortens the trials, in the simulation and in the bound
+  assert out["grad_mean_tau"][0] + 3 * out["grad_mean_tau_se"][0] < 0
+  assert out["grad_t_star_log"][0] < 0 < out["grad_t_star_log"][1]
+  code = cli.main(["grad", "--means", "1,0.5", "--rule", "tcb,ebtc", "--delta", "0.1,0.01",
+                   "--trials", "50"])
+  text = capsys.readouterr().out
+  assert code == 0 and text.count("dE[tau]/dmu") == 4

@@ -55,29 +55,23 @@ def run_gradient_job(job: dict, progress) -> dict:
   """Simulates with scores and returns, per delta, E[tau] and the likelihood-ratio
   gradients of E[tau] and P(error) in the means, with standard errors."""
   import jbai
-  from jbai.estimate import likelihood_ratio
+  from jbai.estimate import monte_carlo
   res = jbai.simulate(jax.random.key(job["seed"]), job["family"], job["means"],
                       jbai.rules.get(job["rule"], **job["rule_params"]), job["delta"],
                       job["trials"], threshold=job["threshold"],
                       max_steps=job["max_steps"], scores=True,
                       progress=lambda done, total, *_: progress.update(done, total, "trials"))
-  score = jnp.asarray(res.reward_score)                     # [n, D, K]
-  per_delta = []
-  for name, f in (("tau", res.tau), ("error", ~res.correct)):
-    f = jnp.asarray(f, score.dtype)
-    g, se = likelihood_ratio(f, score)
-    per_delta.append((name, np.asarray(f.mean(0)), np.asarray(f.std(0, ddof=1)),
-                      np.asarray(g), np.asarray(se)))
-  n = res.tau.shape[0]
+  moments = monte_carlo(res.tau, res.correct, res.reward_score, res.policy_score, False)
   out = []
   for d, delta in enumerate(job["delta"]):
-    row = {"delta": delta}
-    for name, mean, std, g, se in per_delta:
-      row.update({f"mean_{name}": float(mean[d]), f"se_{name}": float(std[d] / math.sqrt(n)),
-                  f"grad_{name}": g[d].tolist(), f"grad_{name}_se": se[d].tolist()})
-    row["hit_cap"] = int(res.hit_cap[:, d].sum())
+    row = {"delta": delta, "hit_cap": int(res.hit_cap[:, d].sum())}
+    for name, (mean, se, g, g_se) in moments.items():
+      row.update({f"mean_{name}": float(mean[d]), f"se_{name}": float(se[d]),
+                  f"grad_{name}": np.asarray(g["means"][d]).tolist(),
+                  f"grad_{name}_se": np.asarray(g_se["means"][d]).tolist()})
     out.append(row)
-  return {"per_delta": out, "trials": n, "wall_seconds": res.stats["wall_seconds"],
+  return {"per_delta": out, "trials": int(res.tau.shape[0]),
+          "wall_seconds": res.stats["wall_seconds"],
           "compile_seconds": res.stats["compile_seconds"]}
 
 

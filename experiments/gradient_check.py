@@ -1,0 +1,82 @@
+"""Likelihood-ratio gradients against finite differences with common random numbers.
+
+For each case (family, means, rule, delta) and each input (every arm's mean, and
+beta for a top-two rule), the likelihood-ratio gradient of E[tau] and of P(error)
+from `jbai.estimate` is compared with the central difference of
+`jbai.finite_difference` (both estimates with their standard errors, from
+independent keys). Prints one row per comparison: z = (LR - FD) / sqrt(se_LR^2 +
+se_FD^2), and the Bonferroni bound on |z| for all comparisons to hold jointly at
+99%. tests/test_estimate.py runs it (marked slow).
+
+  python experiments/gradient_check.py [--trials 20000]
+"""
+
+import math
+
+import jax
+import jax.numpy as jnp
+from scipy.stats import norm
+
+import jbai
+
+CASES = [  # (family, means, rule, beta or None, finite-difference step h)
+    ("gaussian", [1.0, 0.6, 0.4], "tcb", None, 0.03),
+    ("bernoulli", [0.7, 0.5, 0.4], "tcb", None, 0.02),
+    ("gaussian", [1.0, 0.6, 0.4], "t3c", 0.5, 0.05),
+    ("bernoulli", [0.7, 0.5, 0.4], "t3c", 0.5, 0.05),
+]
+DELTAS = [0.1, 1e-3]
+LEVEL = 0.99
+
+
+def comparisons(trials: int = 20_000, cases=CASES, deltas=DELTAS, seed: int = 0) -> list:
+  """One row per (case, input, quantity, delta): the two estimates and z."""
+  rows = []
+  for c, (family, means, rule_name, beta, h) in enumerate(cases):
+    means = jnp.asarray(means)
+    rule = jbai.rules.get(rule_name) if beta is None else jbai.rules.get(rule_name, beta=beta)
+    params = {} if beta is None else {"beta": beta}
+    key = jax.random.key(seed + 100 * c)
+    est = jbai.estimate(key, family, means, rule, deltas, trials, params=params)
+    inputs = [("beta", "beta")] if beta is not None else [(f"mu_{i}", i)
+                                                         for i in range(len(means))]
+    for label, wrt in inputs:
+      fd = jbai.finite_difference(jax.random.fold_in(key, 1 + len(rows)), family, means, rule,
+                                  deltas, trials, wrt=wrt, h=h, params=params)
+      for quantity, lr, lr_se, fd_v, fd_se in (
+          ("E[tau]", est.grad_mean_tau, est.grad_mean_tau_se, fd.mean_tau, fd.mean_tau_se),
+          ("P(error)", est.grad_error_rate, est.grad_error_rate_se, fd.error_rate,
+           fd.error_rate_se)):
+        key_lr = "beta" if wrt == "beta" else "means"
+        for d, delta in enumerate(deltas):
+          g = lr[key_lr][d] if wrt == "beta" else lr[key_lr][d, wrt]
+          g_se = lr_se[key_lr][d] if wrt == "beta" else lr_se[key_lr][d, wrt]
+          z = (float(g) - float(fd_v[d])) / math.hypot(float(g_se), float(fd_se[d]))
+          rows.append({"family": family, "rule": rule_name, "delta": delta,
+                       "quantity": quantity, "input": label, "lr": float(g),
+                       "lr_se": float(g_se), "fd": float(fd_v[d]), "fd_se": float(fd_se[d]),
+                       "z": z})
+  return rows
+
+
+def bonferroni(n_comparisons: int, level: float = LEVEL) -> float:
+  """The |z| bound for n two-sided comparisons holding jointly at `level`."""
+  return float(norm.ppf(1 - (1 - level) / (2 * n_comparisons)))
+
+
+if __name__ == "__main__":
+  import argparse
+
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--trials", type=int, default=20_000)
+  args = parser.parse_args()
+  rows = comparisons(args.trials)
+  bound = bonferroni(len(rows))
+  print(f"{args.trials} trials per estimate; |z| <= {bound:.2f} for all {len(rows)} "
+        f"comparisons jointly at {LEVEL:.0%}")
+  print(f"| family | rule | delta | d/d | quantity | LR (se) | FD, CRN (se) | z |")
+  print("|---|---|---|---|---|---|---|---|")
+  for r in rows:
+    print(f"| {r['family']} | {r['rule']} | {r['delta']:g} | {r['input']} | {r['quantity']} | "
+          f"{r['lr']:.4g} ({r['lr_se']:.2g}) | {r['fd']:.4g} ({r['fd_se']:.2g}) | "
+          f"{r['z']:+.2f} |")
