@@ -30,8 +30,7 @@ import jax
 import jax.numpy as jnp
 
 from jbai.families.base import Family
-from jbai.rules.base import (Rule, argmax_random_ties, argmin_random_ties, hyper,
-                             leader, least_sampled, no_state, under_explored)
+from jbai.rules.base import Rule, hyper, no_state, under_explored
 from jbai.state import ArmStats
 from jbai.transport import pair_costs
 
@@ -59,17 +58,36 @@ def check_posterior(family: Family, rule_name: str) -> None:
         "no posterior_sample; use an empirical-best rule (ebtc, ebtci) instead")
 
 
+def argmax_random(key: jax.Array, values: jax.Array) -> jax.Array:
+  """[] int32 index of a maximum of `values` [K], ties broken uniformly at random.
+
+  Among the maxima it takes the one with the largest of K uniforms. Written with
+  plain max / min reductions: on CPU, jnp.argmax under vmap (a variadic
+  reduction) and the cumsum of jbai.rules.base.argmax_ties cost several times
+  more, a large share of a top-two step at K = 20.
+  """
+  u = jax.random.uniform(key, values.shape, jnp.result_type(float))
+  return first_max(jnp.where(values >= jnp.max(values), u, -1))
+
+
+def first_max(values: jax.Array) -> jax.Array:
+  """[] int32 lowest index of a maximum of `values` [K] (jnp.argmax, reduction-friendly)."""
+  num_arms = values.shape[-1]
+  index = jnp.arange(num_arms, dtype=jnp.int32)
+  return jnp.min(jnp.where(values >= jnp.max(values), index, num_arms))
+
+
 def eb_leader(key: jax.Array, family: Family, arm_stats: ArmStats) -> jax.Array:
   """EB leader: the empirical best arm (argmax of the projected sample means)."""
   del family
-  return leader(key, arm_stats)
+  return argmax_random(key, arm_stats.mean)
 
 
 def ts_leader(key: jax.Array, family: Family, arm_stats: ArmStats) -> jax.Array:
   """TS leader: the argmax of one draw of the means from the posterior."""
   k_draw, k_tie = jax.random.split(key)
   theta = family.posterior_sample(k_draw, arm_stats.counts, arm_stats.stats)
-  return argmax_random_ties(k_tie, theta)
+  return argmax_random(k_tie, theta)
 
 
 def transport_costs(family: Family, arm_stats: ArmStats, lead: jax.Array) -> jax.Array:
@@ -81,7 +99,7 @@ def tc_challenger(key: jax.Array, family: Family, arm_stats: ArmStats,
                   lead: jax.Array, active: jax.Array) -> jax.Array:
   """TC challenger (Shang et al. 2020): argmin_{j != L} W_t(L, j)."""
   del active
-  return argmin_random_ties(key, transport_costs(family, arm_stats, lead))
+  return argmax_random(key, -transport_costs(family, arm_stats, lead))
 
 
 def tci_challenger(key: jax.Array, family: Family, arm_stats: ArmStats,
@@ -90,7 +108,7 @@ def tci_challenger(key: jax.Array, family: Family, arm_stats: ArmStats,
   del active
   costs = transport_costs(family, arm_stats, lead)
   penalty = jnp.log(jnp.maximum(arm_stats.counts, 1).astype(costs.dtype))
-  return argmin_random_ties(key, costs + penalty)
+  return argmax_random(key, -(costs + penalty))
 
 
 def top_two_arm(key: jax.Array, family: Family, arm_stats: ArmStats, *,
@@ -126,7 +144,7 @@ def top_two_arm(key: jax.Array, family: Family, arm_stats: ArmStats, *,
   pull_leader = u < jnp.asarray(b, u.dtype)
   chal = challenger_fn(k_chal, family, arm_stats, lead, ~pull_leader & ~explore)
   arm = jnp.where(pull_leader, lead, chal)
-  return jnp.where(explore, least_sampled(counts), arm).astype(jnp.int32)
+  return jnp.where(explore, first_max(-counts), arm).astype(jnp.int32)
 
 
 def top_two_rule(name: str, params: tuple, *, leader_fn: Leader,
