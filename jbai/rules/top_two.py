@@ -7,7 +7,8 @@ exploration, so each rule file is a single call of `top_two_rule`:
 
   rule        leader            challenger                       exploration
   t3c         Thompson sample   TC: argmin_j W_t(L, j)           posterior sampling
-  ttts        Thompson sample   re-sampling (TC at the cap)      posterior sampling
+  ttts        Thompson sample   argmax of a posterior draw given  posterior sampling
+                                that it is not L (exact)
   ebtc        empirical best    TC                               forced (U_t)
   ebtci       empirical best    TCI: argmin_j W_t(L, j) + log T_t(j)   TCI penalty
   tstci       Thompson sample   TCI                              posterior + penalty
@@ -21,7 +22,14 @@ W_t(L, j) is the transport cost (jbai.transport) with the counts as weights and
 the projected sample means as means, 0 when mu_t(j) >= mu_t(L): the GLLR of
 "L beats j" evaluated at the sample means. Every rule first pulls each arm once
 (the least-sampled arm while some count is 0), as its paper does. Ties, in the
-empirical best arm and in the challenger's argmin, are broken uniformly at random.
+empirical best arm, the Thompson leader and the challenger's argmin, are broken
+uniformly at random (`argmax_random`).
+
+Cost. On CPU the step is dominated by the number of XLA kernels, not by
+arithmetic: jnp.argmax (a variadic reduction) and cumsum cost several times a
+max or a min, hence `first_max` and `argmax_random`; the posterior draw is the
+vmappable sampler of jbai.samplers (benchmarks/rules.py gives the step cost of
+every rule against TCB).
 """
 
 from typing import Callable, NamedTuple, Union

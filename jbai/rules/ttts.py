@@ -150,7 +150,9 @@ def union_proposal(key, z, lead, env: Envelopes, law):
   t = samplers.truncated_normal(keys[2], -gap / scale)
   z_lead = (mu_lead - t * var_lead / scale
             + jnp.sqrt(var_lead * var_arm) / scale * samplers.normal(keys[3], (), dtype))
-  z_arm = z_lead + gap + scale * t
+  # z_k = z_L + D > z_L; kept strictly above in floating point, where a D far
+  # below z_L's spacing would otherwise round z_k onto z_L.
+  z_arm = jnp.maximum(z_lead + (gap + scale * t), jnp.nextafter(z_lead, jnp.inf))
   z = jnp.where(arms == lead, z_lead, jnp.where(is_k, z_arm, z))
   above = (arms != lead) & (z > z_lead)
   if law.quadratic:  # g_j = pi_L pi_j: every ratio is 1
@@ -191,7 +193,7 @@ def exact_challenger(key, family, arm_stats, lead, active):
     z = law.sample(jax.random.fold_in(k, 0))
     z_union, accepted = union_proposal(k, z, lead, env, law)
     arm = first_max(jnp.where(use_union, z_union, z))
-    ok = jnp.where(use_union, accepted, arm != lead)
+    ok = jnp.where(use_union, accepted, True) & (arm != lead)
     return jnp.where(ok, arm, -1)
 
   def cond(carry):
