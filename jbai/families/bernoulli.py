@@ -4,6 +4,7 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import xlogy
 
+from jbai import posteriors, samplers
 from jbai.families.base import Family, exponential_family, tiny
 
 
@@ -41,10 +42,16 @@ def bernoulli(lo: float = 0.0, hi: float = 1.0) -> Family:
   def log_density(x, p):
     return xlogy(x, p) + xlogy(1 - x, 1 - p)
 
-  def posterior_sample(key, n, stats):
+  def sample_posterior(key, n, stats):
     s = stats[..., 0]
-    draw = jax.random.beta(key, 1 + s, 1 + n.astype(s.dtype) - s)
+    draw = samplers.beta(key, 1 + s, 1 + n.astype(s.dtype) - s)
     return jnp.clip(draw, lo, hi)
+
+  def posterior_law(n, stats):
+    s = stats[..., 0]
+    return posteriors.BetaLaw(a=1 + s, b=1 + n.astype(s.dtype) - s)
+
+  posterior_sample = posteriors.Posterior(sample_posterior, posterior_law)
 
   # -d^2/dp^2 log pi(x|p) = x/p^2 + (1-x)/(1-p)^2 >= 1 for p in [0, 1].
   return exponential_family(

@@ -3,6 +3,7 @@
 import jax
 import jax.numpy as jnp
 
+from jbai import posteriors, samplers
 from jbai.families.base import Family, exponential_family
 
 
@@ -34,10 +35,16 @@ def exponential(lo: float = 1e-3, hi: float = 1e3) -> Family:
   def log_density(x, m):
     return -jnp.log(m) - x / m
 
-  def posterior_sample(key, n, stats):
+  def sample_posterior(key, n, stats):
     s = jnp.maximum(stats[..., 0], lo)
-    rate = jax.random.gamma(key, 1 + n.astype(s.dtype)) / s
+    rate = samplers.gamma(key, 1 + n.astype(s.dtype)) / s
     return jnp.clip(1 / rate, lo, hi)
+
+  def posterior_law(n, stats):  # of the rate; the mean decreases with it
+    s = jnp.maximum(stats[..., 0], lo)
+    return posteriors.GammaLaw(shape=1 + n.astype(s.dtype), rate=s, sign=-jnp.ones_like(s))
+
+  posterior_sample = posteriors.Posterior(sample_posterior, posterior_law)
 
   # -d^2/dm^2 log pi(x|m) = 2x/m^3 - 1/m^2, negative for small x: Assumption 7
   # fails, as for every family whose support reaches 0.

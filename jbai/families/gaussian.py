@@ -3,6 +3,7 @@
 import jax
 import jax.numpy as jnp
 
+from jbai import posteriors, samplers
 from jbai.families.base import Family, exponential_family
 
 
@@ -36,11 +37,17 @@ def gaussian(sigma: float = 1.0, lo: float = -1e4, hi: float = 1e4) -> Family:
   def log_density(x, m):
     return -((x - m) ** 2) / (2 * var) - 0.5 * jnp.log(2 * jnp.pi * var)
 
-  def posterior_sample(key, n, stats):
+  def sample_posterior(key, n, stats):
     n = jnp.maximum(n, 1).astype(stats.dtype)
     m = stats[..., 0] / n
-    draw = m + sigma / jnp.sqrt(n) * jax.random.normal(key, m.shape, m.dtype)
+    draw = m + sigma / jnp.sqrt(n) * samplers.normal(key, m.shape, m.dtype)
     return jnp.clip(draw, lo, hi)
+
+  def posterior_law(n, stats):
+    n = jnp.maximum(n, 1).astype(stats.dtype)
+    return posteriors.NormalLaw(mean=stats[..., 0] / n, var=var / n)
+
+  posterior_sample = posteriors.Posterior(sample_posterior, posterior_law)
 
   return exponential_family(
       name="gaussian", lo=lo, hi=hi, kl=kl, sample=sample, fisher=fisher,

@@ -4,7 +4,7 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import gammaln, xlogy
 
-from jbai import prng
+from jbai import posteriors, prng, samplers
 from jbai.families.base import Family, exponential_family, tiny
 
 
@@ -39,11 +39,18 @@ def poisson(lo: float = 0.0, hi: float = 1e3) -> Family:
   def log_density(x, m):
     return xlogy(x, m) - m - gammaln(x + 1)
 
-  def posterior_sample(key, n, stats):
+  def sample_posterior(key, n, stats):
     s = stats[..., 0]
     n = jnp.maximum(n, 1).astype(s.dtype)
-    draw = jax.random.gamma(key, 1 + s) / n
+    draw = samplers.gamma(key, 1 + s) / n
     return jnp.clip(draw, lo, hi)
+
+  def posterior_law(n, stats):
+    s = stats[..., 0]
+    return posteriors.GammaLaw(shape=1 + s, rate=jnp.maximum(n, 1).astype(s.dtype),
+                               sign=jnp.ones_like(s))
+
+  posterior_sample = posteriors.Posterior(sample_posterior, posterior_law)
 
   # -d^2/dm^2 log pi(x|m) = x / m^2, which is 0 at x = 0: Assumption 7 fails.
   return exponential_family(

@@ -40,6 +40,7 @@ from typing import Optional
 import jax
 import jax.numpy as jnp
 
+from jbai import posteriors, samplers
 from jbai.families.base import Family
 from jbai.families.general import general_family
 
@@ -110,10 +111,16 @@ def weibull(shape: float = 2.0, lo: float = 1e-3, hi: float = 1e3,
     power = (w_a * m_a ** k + w_b * m_b ** k) / safe
     return jnp.where(total > 0, power ** (1 / k), 0.5 * (m_a + m_b))
 
-  def posterior_sample(key, n, stats):
+  def sample_posterior(key, n, stats):
     s = jnp.maximum(stats[..., 1], (lo / c) ** k)
-    rate = jax.random.gamma(key, 1 + n.astype(s.dtype)) / s  # of lam^-k
+    rate = samplers.gamma(key, 1 + n.astype(s.dtype)) / s  # of lam^-k
     return jnp.clip(c * rate ** (-1 / k), lo, hi)
+
+  def posterior_law(n, stats):  # of the rate of lam^-k; the mean decreases with it
+    s = jnp.maximum(stats[..., 1], (lo / c) ** k)
+    return posteriors.GammaLaw(shape=1 + n.astype(s.dtype), rate=s, sign=-jnp.ones_like(s))
+
+  posterior_sample = posteriors.Posterior(sample_posterior, posterior_law)
 
   def score(n, stats, m):  # d/dm log pi = (k / m) ((x / lam)^k - 1)
     m = jnp.asarray(m) * 1.0

@@ -7,7 +7,8 @@ exploration, so each rule file is a single call of `top_two_rule`:
 
   rule        leader            challenger                       exploration
   t3c         Thompson sample   TC: argmin_j W_t(L, j)           posterior sampling
-  ttts        Thompson sample   re-sampling (TC at the cap)      posterior sampling
+  ttts        Thompson sample   argmax of a posterior draw given  posterior sampling
+                                that it is not L (exact)
   ebtc        empirical best    TC                               forced (U_t)
   ebtci       empirical best    TCI: argmin_j W_t(L, j) + log T_t(j)   TCI penalty
   tstci       Thompson sample   TCI                              posterior + penalty
@@ -21,7 +22,14 @@ W_t(L, j) is the transport cost (jbai.transport) with the counts as weights and
 the projected sample means as means, 0 when mu_t(j) >= mu_t(L): the GLLR of
 "L beats j" evaluated at the sample means. Every rule first pulls each arm once
 (the least-sampled arm while some count is 0), as its paper does. Ties, in the
-empirical best arm and in the challenger's argmin, are broken uniformly at random.
+empirical best arm, the Thompson leader and the challenger's argmin, are broken
+uniformly at random (`argmax_random`).
+
+Cost. On CPU the step is dominated by the number of XLA kernels, not by
+arithmetic: jnp.argmax (a variadic reduction) and cumsum cost several times a
+max or a min, hence `first_max` and `argmax_random`; the posterior draw is the
+vmappable sampler of jbai.samplers (benchmarks/rules.py gives the step cost of
+every rule against TCB).
 """
 
 from typing import Callable, NamedTuple, Union
@@ -30,8 +38,7 @@ import jax
 import jax.numpy as jnp
 
 from jbai.families.base import Family
-from jbai.rules.base import (Rule, argmax_random_ties, argmin_random_ties, hyper,
-                             leader, least_sampled, no_state, under_explored)
+from jbai.rules.base import Rule, hyper, no_state, under_explored
 from jbai.state import ArmStats
 from jbai.transport import pair_costs
 
@@ -59,17 +66,36 @@ def check_posterior(family: Family, rule_name: str) -> None:
         "no posterior_sample; use an empirical-best rule (ebtc, ebtci) instead")
 
 
+def argmax_random(key: jax.Array, values: jax.Array) -> jax.Array:
+  """[] int32 index of a maximum of `values` [K], ties broken uniformly at random.
+
+  Among the maxima it takes the one with the largest of K uniforms. Written with
+  plain max / min reductions: on CPU, jnp.argmax under vmap (a variadic
+  reduction) and the cumsum of jbai.rules.base.argmax_ties cost several times
+  more, a large share of a top-two step at K = 20.
+  """
+  u = jax.random.uniform(key, values.shape, jnp.result_type(float))
+  return first_max(jnp.where(values >= jnp.max(values), u, -1))
+
+
+def first_max(values: jax.Array) -> jax.Array:
+  """[] int32 lowest index of a maximum of `values` [K] (jnp.argmax, reduction-friendly)."""
+  num_arms = values.shape[-1]
+  index = jnp.arange(num_arms, dtype=jnp.int32)
+  return jnp.min(jnp.where(values >= jnp.max(values), index, num_arms))
+
+
 def eb_leader(key: jax.Array, family: Family, arm_stats: ArmStats) -> jax.Array:
   """EB leader: the empirical best arm (argmax of the projected sample means)."""
   del family
-  return leader(key, arm_stats)
+  return argmax_random(key, arm_stats.mean)
 
 
 def ts_leader(key: jax.Array, family: Family, arm_stats: ArmStats) -> jax.Array:
   """TS leader: the argmax of one draw of the means from the posterior."""
   k_draw, k_tie = jax.random.split(key)
   theta = family.posterior_sample(k_draw, arm_stats.counts, arm_stats.stats)
-  return argmax_random_ties(k_tie, theta)
+  return argmax_random(k_tie, theta)
 
 
 def transport_costs(family: Family, arm_stats: ArmStats, lead: jax.Array) -> jax.Array:
@@ -81,7 +107,7 @@ def tc_challenger(key: jax.Array, family: Family, arm_stats: ArmStats,
                   lead: jax.Array, active: jax.Array) -> jax.Array:
   """TC challenger (Shang et al. 2020): argmin_{j != L} W_t(L, j)."""
   del active
-  return argmin_random_ties(key, transport_costs(family, arm_stats, lead))
+  return argmax_random(key, -transport_costs(family, arm_stats, lead))
 
 
 def tci_challenger(key: jax.Array, family: Family, arm_stats: ArmStats,
@@ -90,7 +116,7 @@ def tci_challenger(key: jax.Array, family: Family, arm_stats: ArmStats,
   del active
   costs = transport_costs(family, arm_stats, lead)
   penalty = jnp.log(jnp.maximum(arm_stats.counts, 1).astype(costs.dtype))
-  return argmin_random_ties(key, costs + penalty)
+  return argmax_random(key, -(costs + penalty))
 
 
 def top_two_arm(key: jax.Array, family: Family, arm_stats: ArmStats, *,
@@ -126,7 +152,7 @@ def top_two_arm(key: jax.Array, family: Family, arm_stats: ArmStats, *,
   pull_leader = u < jnp.asarray(b, u.dtype)
   chal = challenger_fn(k_chal, family, arm_stats, lead, ~pull_leader & ~explore)
   arm = jnp.where(pull_leader, lead, chal)
-  return jnp.where(explore, least_sampled(counts), arm).astype(jnp.int32)
+  return jnp.where(explore, first_max(-counts), arm).astype(jnp.int32)
 
 
 def top_two_rule(name: str, params: tuple, *, leader_fn: Leader,
