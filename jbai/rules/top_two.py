@@ -48,7 +48,8 @@ Beta = Union[float, jax.Array, Callable[[Family, ArmStats], jax.Array]]
 
 
 class TopTwoState(NamedTuple):
-  beta: jax.Array  # [] float, probability of pulling the leader
+  beta: jax.Array   # [] float, probability of pulling the leader
+  score: jax.Array  # [] float, sum over the coin flips so far of d/dbeta log P(flip)
 
 
 def check_beta(beta: float) -> float:
@@ -119,10 +120,10 @@ def tci_challenger(key: jax.Array, family: Family, arm_stats: ArmStats,
   return argmax_random(key, -(costs + penalty))
 
 
-def top_two_arm(key: jax.Array, family: Family, arm_stats: ArmStats, *,
-                leader_fn: Leader, challenger_fn: Challenger, beta: Beta,
-                forced_exploration: bool) -> jax.Array:
-  """One top-two step: the arm to pull.
+def top_two_step(key: jax.Array, family: Family, arm_stats: ArmStats, *,
+                 leader_fn: Leader, challenger_fn: Challenger, beta: Beta,
+                 forced_exploration: bool):
+  """One top-two step: the arm to pull and the score of its coin flip.
 
   Args:
     key: the step's key.
@@ -138,7 +139,9 @@ def top_two_arm(key: jax.Array, family: Family, arm_stats: ArmStats, *,
       T_t(i) <= ceil(sqrt(t/K)) (the set U_t of jbai.rules.base.under_explored).
 
   Returns:
-    [] int32, the arm.
+    ([] int32 arm, [] float d/dbeta log P(flip)): 1/beta when the coin picks the
+    leader, -1/(1 - beta) when it picks the challenger, 0 when the step explores
+    (the flip then does not change the arm).
   """
   k_lead, k_coin, k_chal = jax.random.split(key, 3)
   counts = arm_stats.counts
@@ -149,10 +152,17 @@ def top_two_arm(key: jax.Array, family: Family, arm_stats: ArmStats, *,
   lead = leader_fn(k_lead, family, arm_stats)
   b = beta(family, arm_stats) if callable(beta) else beta
   u = jax.random.uniform(k_coin, dtype=arm_stats.mean.dtype)
-  pull_leader = u < jnp.asarray(b, u.dtype)
+  b = jnp.asarray(b, u.dtype)
+  pull_leader = u < b
   chal = challenger_fn(k_chal, family, arm_stats, lead, ~pull_leader & ~explore)
   arm = jnp.where(pull_leader, lead, chal)
-  return jnp.where(explore, first_max(-counts), arm).astype(jnp.int32)
+  score = jnp.where(explore, 0.0, jnp.where(pull_leader, 1 / b, -1 / (1 - b)))
+  return jnp.where(explore, first_max(-counts), arm).astype(jnp.int32), score
+
+
+def top_two_arm(key: jax.Array, family: Family, arm_stats: ArmStats, **kwargs) -> jax.Array:
+  """The arm of `top_two_step` (same arguments)."""
+  return top_two_step(key, family, arm_stats, **kwargs)[0]
 
 
 def top_two_rule(name: str, params: tuple, *, leader_fn: Leader,
@@ -161,9 +171,10 @@ def top_two_rule(name: str, params: tuple, *, leader_fn: Leader,
   """Builds a top-two `Rule` from its leader, challenger and beta.
 
   A fixed beta (a number, validated by the caller) is the rule's state,
-  `TopTwoState(beta)`, and a runtime parameter: rules that differ in beta alone
-  share one compiled program. A beta function is part of the program (the
-  state is then empty).
+  `TopTwoState(beta, score)`, and a runtime parameter: rules that differ in beta
+  alone share one compiled program; the state also accumulates the policy score
+  of beta (`Rule.score`), for likelihood-ratio gradients in beta. A beta
+  function is part of the program (the state is then empty).
 
   A rule whose leader is `ts_leader` checks, when first traced, that the family
   has a posterior (ValueError otherwise).
@@ -173,16 +184,18 @@ def top_two_rule(name: str, params: tuple, *, leader_fn: Leader,
 
   def init(num_arms):
     del num_arms
-    return TopTwoState(beta=hyper(beta))
+    return TopTwoState(beta=hyper(beta), score=hyper(0.0))
 
   def select(key, family, arm_stats, state):
     if needs_posterior:
       check_posterior(family, name)
-    arm = top_two_arm(key, family, arm_stats, leader_fn=leader_fn,
-                      challenger_fn=challenger_fn, beta=beta if tuned else state.beta,
-                      forced_exploration=forced_exploration)
-    return arm, state
+    arm, score = top_two_step(key, family, arm_stats, leader_fn=leader_fn,
+                              challenger_fn=challenger_fn,
+                              beta=beta if tuned else state.beta,
+                              forced_exploration=forced_exploration)
+    return arm, state if tuned else state._replace(score=state.score + score)
 
   if tuned:
     return Rule(name, no_state, select, params)
-  return Rule(name, init, select, params, runtime=("beta",))
+  return Rule(name, init, select, params, runtime=("beta",),
+              score=lambda state: {"beta": state.score})
