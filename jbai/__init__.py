@@ -10,7 +10,7 @@ The flat public API:
   jbai.transport_cost, jbai.gamma
 """
 
-from jbai import families, oracle, rules, thresholds
+from jbai import compilation_cache, families, oracle, rules, thresholds
 from jbai.engine import Result, Trace, simulate, stopping_statistic, trace
 from jbai.families import Family
 from jbai.rules import Rule
@@ -19,6 +19,8 @@ from jbai.thresholds import Threshold
 from jbai.transport import gamma, golden_section, pair_costs, transport_cost
 
 __version__ = "0.1.0"
+
+compilation_cache.enable()  # JAX's persistent compilation cache, per user (see there)
 
 __all__ = ["ArmStats", "Family", "Result", "Rule", "Threshold", "Trace", "arm_stats",
            "families", "gamma", "golden_section", "oracle", "pair_costs", "rules",
