@@ -39,7 +39,6 @@ from typing import NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
-from optax.projections import projection_simplex
 
 from jbai import oracle
 from jbai.families.base import Family
@@ -65,9 +64,19 @@ class CTrackingState(NamedTuple):
 
 
 def eps_projection(w: jax.Array, eps: jax.Array) -> jax.Array:
-  """Projection of w on the simplex with every weight >= eps (needs K eps <= 1)."""
+  """Projection of w on the simplex with every weight >= eps (needs K eps <= 1).
+
+  With y = w - eps and s = 1 - K eps it is eps + max(y - theta, 0), where
+  theta = max_j (sum_{i: y_i >= y_j} y_i - s) / #{i: y_i >= y_j} (the projection
+  on the simplex of mass s, with the sorted sums of the usual algorithm taken
+  over comparisons instead: no sort, which is slow on a CPU under vmap).
+  """
   num_arms = w.shape[-1]
-  return eps + projection_simplex(w - eps, scale=1.0 - num_arms * eps)
+  y = w - eps
+  above = y[None, :] >= y[:, None]  # [j, i]: y_i >= y_j
+  total = jnp.sum(jnp.where(above, y[None, :], 0.0), axis=1)
+  theta = jnp.max((total - (1.0 - num_arms * eps)) / jnp.sum(above, axis=1))
+  return eps + jnp.maximum(y - theta, 0.0)
 
 
 def check_solver(solver: str) -> str:
@@ -88,8 +97,8 @@ def tracked_allocation(family: Family, arm_stats: ArmStats, state,
                        lazy_factor: Optional[float], solver: str):
   """(w, next_solve, warm): w(nu_hat_t), recomputed every step or on the lazy schedule.
 
-  The warm oracle recomputes nothing while some arm has not been pulled; the
-  exact one, without a lazy schedule, solves at every step.
+  Nothing is recomputed while some arm has not been pulled (the exact oracle,
+  without a lazy schedule, solves at every step, and its w is then unused).
   """
   t = arm_stats.t
   dtype = state.w.dtype
@@ -100,20 +109,27 @@ def tracked_allocation(family: Family, arm_stats: ArmStats, state,
     next_solve = jnp.where(due, jnp.maximum(t + 1, grown), state.next_solve)
   else:
     next_solve = state.next_solve
-  if solver == "warm":
-    sol = oracle.warm_solve(family, arm_stats.mean, state.warm, update=due)
-    return jnp.where(due, sol.w.astype(dtype), state.w), next_solve, sol.start
-  solve = lambda: oracle.exact_solve(family, arm_stats.mean)[0].astype(dtype)
+
+  def solve(warm):
+    if solver == "warm":
+      sol = oracle.warm_solve(family, arm_stats.mean, warm, update=due)
+      return jnp.where(due, sol.w.astype(dtype), state.w), sol.start
+    return oracle.exact_solve(family, arm_stats.mean)[0].astype(dtype), warm
+
   if lazy_factor is None:
-    return solve(), next_solve, state.warm
+    w, warm = solve(state.warm)
+    return w, next_solve, warm
   # A while_loop of at most one pass, not lax.cond: vmap turns a cond with a
   # batched predicate into a select that runs the oracle in every lane at every
-  # step, while a batched while_loop skips its body when no lane is due.
+  # step, while a batched while_loop skips its body when no lane is due (and
+  # keeps the carry of the lanes that are not).
   def recompute(carry):
-    return jnp.zeros_like(due), solve()
+    _, _, warm = carry
+    return (jnp.zeros_like(due),) + solve(warm)
 
-  _, w = jax.lax.while_loop(lambda carry: carry[0], recompute, (due, state.w))
-  return w, next_solve, state.warm
+  _, w, warm = jax.lax.while_loop(lambda carry: carry[0], recompute,
+                                  (due, state.w, state.warm))
+  return w, next_solve, warm
 
 
 def _params(lazy_factor, solver):
