@@ -1,46 +1,54 @@
-"""Warm-started optimal allocation: w(nu) by safeguarded Newton from a nearby solution.
+"""Warm-started optimal allocation: w(nu) by Newton from a nearby solution.
 
 A sampling rule that tracks w(nu_hat_t) (Track-and-Stop, beta-tuned T3C) solves the
 lower-bound problem at every step for means that moved by O(1/t) since the last
 step. `warm_solve` starts from the last step's solution, kept in the rule's state
-as a `WarmStart`, and runs safeguarded Newton iterations on the optimality
-conditions of `jbai.oracle.exact` until they hold to a relative tolerance; the
-nested bisection of `exact_solve` stays the reference (the tests compare the two
+as a `WarmStart`, and runs Newton iterations on the optimality conditions of
+`jbai.oracle.exact` until they hold to rounding; the nested bisection of
+`exact_solve` stays the reference (tests/test_oracle_warm.py compares the two
 along simulated trajectories).
 
 The conditions, with a the best arm, D_i = KL(mu_a, mu_i), y_max = min_i D_i and,
 for every other arm i, the weight u_i = x_i / (1 + x_i) in (0, 1) of arm i
-against arm a (x_i = w_i / w_a):
+against arm a (x_i = w_i / w_a), and y in (0, y_max):
 
-  inner:  G_i(u_i) = KL(mu_a, m_i) + x_i KL(mu_i, m_i) = y,  m_i the transport
-          point of the weights (1 - u_i, u_i);
-  outer:  Phi(y) = log sum_{i != a} KL(mu_a, m_i) / KL(mu_i, m_i) = 0.
+  G_i(u_i) = KL(mu_a, m_i) + x_i KL(mu_i, m_i) = y,  m_i the transport point of
+             the weights (1 - u_i, u_i);
+  Phi = log sum_{i != a} KL(mu_a, m_i) / KL(mu_i, m_i) = 0.
 
-Inner Newton: G_i is increasing with G_i'(u) = KL(mu_i, m_i) / (1 - u)^2 (envelope
-theorem), and linear in u for Gaussian arms (G_i = u D_i), where one step is exact.
-Outer Newton on s = logit(y / y_max): Phi(s) is close to linear in s (2 s for two
-Gaussian arms, and near both ends of (0, y_max) for any family), and
+Then w = x / sum(x) and Gamma(nu) = y / sum(x). The unknowns are the u_i and
+s = logit(y / y_max). Derivatives: G_i'(u) = KL(mu_i, m_i) / (1 - u)^2 (envelope
+theorem; G_i = u D_i for Gaussian arms), and dPhi/du_i from r_i = KL(mu_a, m_i) /
+KL(mu_i, m_i) through
 
-  dPhi/dy = (1 / F) sum_i dr_i/dm_i dm_i/du_i du_i/dy,   r_i = KL(mu_a, m) / KL(mu_i, m),
   dm/du = -(d_m KL(mu_i, m) - d_m KL(mu_a, m)) / ((1 - u) d2_m KL(mu_a, m) + u d2_m KL(mu_i, m)),
-  du/dy = (1 - u)^2 / KL(mu_i, m),
 
-from the stationarity of m_i (derivatives of the family's KL by autodiff, so any
-family works, with or without a closed-form transport point). Every Newton step is
-safeguarded: each unknown keeps a bracket (G_i(u) < y or >= y; Phi < 0 or >= 0,
-both monotone), and a step that leaves it, or is not finite, is replaced by
-bisection. A solve therefore converges from any start, and from a warm start in
-two or three evaluations.
+the stationarity of m_i (derivatives of the family's KL by autodiff, so any
+family works). Phi is close to linear in s (2 s for two Gaussian arms).
+
+Two solvers, the second taking the lanes that the first leaves:
+
+  * fast: Newton on all the conditions at once. Its Jacobian is an arrow (each
+    G_i depends on u_i and s only), so a step costs one evaluation of the
+    transport points and O(K). A lane stops once its relative residual is below
+    sqrt(eps), after one more step, which squares it. From a warm start this
+    takes two evaluations (three in float64); the first steps are straight-line
+    code, which XLA fuses, then a loop of at most FAST_ITERS.
+  * safeguarded: Newton on each G_i(u_i) = y, nested in Newton on Phi(s) = 0,
+    every step kept inside a bracket (G_i - y and Phi are increasing) and
+    replaced by bisection when it leaves it or is not finite. It converges from
+    any start, and stops at a relative residual of eps^(3/4), or where a Newton
+    step no longer halves a residual below eps^(1/4) (the rounding noise of the
+    KLs, near a tie), or after `max_iters` steps of each loop.
 
 The warm start is scale-free: it stores v = y / y_max and q_i = u_i D_i / y (1 for
 Gaussian arms), so that the first guess u_i = q_i v y_max / D_i follows the means
 to first order. When the best arm changes, the start is discarded (cold start:
 v = 1 / (1 + sqrt(K - 1)), the solution for K - 1 equal Gaussian arms, q = 1).
 
-Under vmap the loops run until every lane has converged: a lane with a cold start
-costs every lane a few more iterations at that step. The iterations are capped
-(`max_iters`); a lane that hits the cap returns its current iterate, and the next
-step continues from there.
+Under vmap a loop runs until every lane has converged: a lane with a cold start
+costs every lane a few more iterations at that step. A lane that hits the cap
+returns its current iterate, and the next call continues from there.
 
 Ties for the best arm follow `exact_solve` (w uniform over the tied arms,
 Gamma = 0) and leave the start unchanged. `warm_solve` is not differentiable (use
@@ -58,8 +66,6 @@ from jax.typing import ArrayLike
 from jbai.families.base import Family
 from jbai.oracle.exact import _batched, _float, _safe_means, default_iters
 from jbai.transport import transport_cost
-
-
 
 FAST_UNROLLED = 2  # joint Newton steps run unrolled, ...
 FAST_ITERS = 6     # ... and at most this many in all, before the safeguarded solver
@@ -301,7 +307,7 @@ def _solve_one(family: Family, max_iters: int, means, start: WarmStart, update):
 @functools.partial(jax.jit, static_argnames=("family", "max_iters"))
 def warm_solve(family: Family, means: ArrayLike, start: WarmStart,
                update: ArrayLike = True, max_iters: Optional[int] = None) -> WarmSolution:
-  """Optimal allocation w(nu) and Gamma(nu), by safeguarded Newton from `start`.
+  """Optimal allocation w(nu) and Gamma(nu), by Newton from `start` (module docstring).
 
   Pure, jit-compiled (`family` and `max_iters` static) and vmappable; safe on
   ties, like `exact_solve`, so it can run on empirical means inside a simulation
@@ -315,7 +321,7 @@ def warm_solve(family: Family, means: ArrayLike, start: WarmStart,
     update: [...] bool, broadcast against means[..., 0]; where False, nothing is
       solved: the start comes back unchanged and w is the start's allocation at
       these means (one Newton guess, no iteration).
-    max_iters: cap on the Newton (or bisection) steps of each of the two nested
+    max_iters: cap on the steps of each of the safeguarded solver's two nested
       loops; default from the dtype (35 in float32, 64 in float64), which
       bisection alone would need.
 
