@@ -32,9 +32,10 @@ at steps where some lane is due. The lanes of `jbai.trace` move in step and are
 due together, so there the oracle runs at the grid times only; the lanes of
 `jbai.simulate` are at different times and most steps have some lane due, so the
 saving there is small. The schedule changes the rule: on the sensitivity
-instances (delta = 1e-8, gk16) f = 1.1 raised E[tau] by 3% (Bernoulli) and 15%
-(Gaussian), f = 2 by 15% and 32%, while the warm oracle already makes a step
-cost a few TCB steps.
+instances (delta = 1e-8, gk16; 500 Bernoulli and 300 Gaussian trials, paired with
+the every-step rule by their keys) f = 1.1 raised E[tau] by 3% [0%, 6%]
+(Bernoulli) and 12% [-1%, 25%] (Gaussian), f = 2 by 15% [12%, 18%] and
+28% [20%, 36%]; with the warm oracle a step costs a few TCB steps anyway.
 """
 
 from typing import NamedTuple, Optional
