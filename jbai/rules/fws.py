@@ -21,7 +21,7 @@ exploration test and tracking step. The gradients and the active set are taken a
 the iterate x(t), as there, and not at the empirical proportions T_t/t (which
 the tracking step keeps close to x(t)). With one active j the game's solution
 is the vertex argmax_k grad f_j(x)_k, which the authors hard-code; the game solver
-below returns it too (up to its tolerance).
+below returns it too.
 
 The game. By the envelope theorem grad f_j(x) has two non-zero entries,
 a_j = kl(mu_top, x_j*) at top and b_j = kl(mu_j, x_j*) at j (x_j* the transport
@@ -49,6 +49,7 @@ import jax.numpy as jnp
 from jbai.families.base import tiny
 from jbai.rules.base import Rule, argmax_random_ties, leader, least_sampled
 from jbai.transport import transport_cost
+
 
 class FWSState(NamedTuple):
   x: jax.Array  # [K] float, the Frank-Wolfe iterate x(t)
