@@ -171,7 +171,7 @@ def fws() -> Rule:
   """
 
   def init(num_arms):
-    return FWSState(x=jnp.full(num_arms, 1.0 / num_arms))
+    return FWSState(x=jnp.full(num_arms, 1.0 / num_arms, jnp.result_type(float)))
 
   def select(key, family, arm_stats, state):
     k_top, k_arm = jax.random.split(key)

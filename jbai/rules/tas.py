@@ -155,7 +155,7 @@ def tas_d(lazy_factor: Optional[float] = None, solver: str = "warm") -> Rule:
   solver = check_solver(solver)
 
   def init(num_arms):
-    return DTrackingState(w=jnp.full(num_arms, 1.0 / num_arms),
+    return DTrackingState(w=jnp.full(num_arms, 1.0 / num_arms, jnp.result_type(float)),
                           next_solve=jnp.zeros((), jnp.int32), warm=warm_start(num_arms))
 
   def select(key, family, arm_stats, state):
@@ -188,9 +188,9 @@ def tas_c(lazy_factor: Optional[float] = None, solver: str = "warm") -> Rule:
   solver = check_solver(solver)
 
   def init(num_arms):
-    return CTrackingState(w=jnp.full(num_arms, 1.0 / num_arms),
+    return CTrackingState(w=jnp.full(num_arms, 1.0 / num_arms, jnp.result_type(float)),
                           next_solve=jnp.zeros((), jnp.int32), warm=warm_start(num_arms),
-                          deficit=jnp.zeros(num_arms))
+                          deficit=jnp.zeros(num_arms, jnp.result_type(float)))
 
   def select(key, family, arm_stats, state):
     counts, t = arm_stats.counts, arm_stats.t
