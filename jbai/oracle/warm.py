@@ -63,7 +63,7 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jbai.families.base import Family
+from jbai.families.base import Family, weighted_mean
 from jbai.oracle.exact import _batched, _float, _safe_means, default_iters
 from jbai.transport import transport_cost
 
@@ -101,11 +101,14 @@ def warm_start(num_arms: int, dtype=None) -> WarmStart:
                    q=jnp.ones(num_arms, dtype))
 
 
+def _kl_slope(family: Family, p, m):
+  """d/dm KL(p, m), elementwise."""
+  return jax.jvp(lambda r: family.kl(p, r), (m,), (jnp.ones_like(m),))[1]
+
+
 def _kl_derivatives(family: Family, p, m):
   """(d/dm, d2/dm2) of KL(p, m), elementwise."""
-  ones = jnp.ones_like(m)
-  first = lambda q: jax.jvp(lambda r: family.kl(p, r), (q,), (ones,))[1]
-  return jax.jvp(first, (m,), (ones,))
+  return jax.jvp(lambda q: _kl_slope(family, p, q), (m,), (jnp.ones_like(m),))
 
 
 def _solve_one(family: Family, max_iters: int, means, start: WarmStart, update):
@@ -142,18 +145,22 @@ def _solve_one(family: Family, max_iters: int, means, start: WarmStart, update):
   def ratios(u, m, kl_a, kl_i):
     """(F, dr_i/du_i, KL(mu_a, m_i), KL(mu_i, m_i)), r_i = KL(mu_a, m_i) / KL(mu_i, m_i),
     F = sum_i r_i."""
-    da1, da2 = _kl_derivatives(family, mu_a, m)
-    di1, di2 = _kl_derivatives(family, safe, m)
-    curvature = (1 - u) * da2 + u * di2
-    if family.transport_x is None:
-      # Golden section finds m to sqrt(eps) only (it compares values near a
-      # minimum), and the ratios are first-order sensitive to m: one Newton step
-      # on the stationarity condition brings m to rounding accuracy.
-      m = m - ((1 - u) * da1 + u * di1) / curvature
-      kl_a, kl_i = family.kl(mu_a, m), family.kl(safe, m)
+    if family.transport_x is weighted_mean:  # m = (1 - u) mu_a + u mu_i
+      da1, di1 = _kl_slope(family, mu_a, m), _kl_slope(family, safe, m)
+      dm_du = safe - mu_a
+    else:  # from the stationarity of m: (1 - u) d_m KL(mu_a, m) + u d_m KL(mu_i, m) = 0
+      da1, da2 = _kl_derivatives(family, mu_a, m)
+      di1, di2 = _kl_derivatives(family, safe, m)
+      curvature = (1 - u) * da2 + u * di2
+      dm_du = -(di1 - da1) / curvature
+      if family.transport_x is None:
+        # Golden section finds m to sqrt(eps) only (it compares values near a
+        # minimum), and the ratios are first-order sensitive to m: one Newton
+        # step on the stationarity condition brings m to rounding accuracy.
+        m = m - ((1 - u) * da1 + u * di1) / curvature
+        kl_a, kl_i = family.kl(mu_a, m), family.kl(safe, m)
     kl_i = jnp.where(others, jnp.maximum(kl_i, jnp.finfo(dtype).tiny), 1.0)
     f = jnp.sum(jnp.where(others, kl_a / kl_i, 0.0))
-    dm_du = -(di1 - da1) / curvature
     dr_du = jnp.where(others, (da1 * kl_i - kl_a * di1) / kl_i ** 2 * dm_du, 0.0)
     return f, dr_du, kl_a, kl_i
 
