@@ -14,11 +14,20 @@ threshold, after a one-step run that compiles the program, and prints:
 A rule whose run outlasts --budget seconds is stopped there (between chunks) and
 its figure comes from the chunks run so far, marked "partial".
 
+With --best-arm-python PYTHON (an interpreter with the PyPI package `best-arm`,
+kept out of jbai's environment: it pins scipy < 1.13), the script also times that
+package's Track-and-Stop (D-tracking, its "practice" stopping rule, which is
+gk16) on the Bernoulli K = 5 instance in a subprocess, and prints its steps per
+second and jbai's TaS-D ratio to it.
+
 Usage: python benchmarks/rules.py [--trials 256] [--lanes 32] [--budget 60]
                                   [--rules tcb,ttts] [--instances bernoulli-5]
+                                  [--best-arm-python /path/to/python]
 """
 
 import argparse
+import json
+import subprocess
 import time
 
 import jax
@@ -33,6 +42,39 @@ INSTANCES = {
     "gaussian-20": ("gaussian", [1.2] + list(np.round(np.linspace(1.0, 0.0, 19), 4))),
     "bernoulli-20": ("bernoulli", [0.8] + list(np.round(np.linspace(0.6, 0.05, 19), 4))),
 }
+
+
+# Runs under the best-arm interpreter: trials of its Track-and-Stop until the
+# budget is spent; prints the pulls per second of its whole loop as JSON.
+BEST_ARM_SCRIPT = """
+import json, sys, time
+import numpy as np
+from best_arm import BaseEnvironment, BernoulliEnvironment
+from best_arm.algorithms.track_and_stop import DTracking, TrackAndStop
+from best_arm.stopping_conditions import ChernoffStoppingCondition
+means, delta, budget = json.loads(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
+np.random.seed(0)
+env = BernoulliEnvironment.__new__(BernoulliEnvironment)  # its __init__ draws random means
+BaseEnvironment.__init__(env, len(means))
+env.probs = list(means)
+steps = trials = 0
+start = time.perf_counter()
+while trials == 0 or time.perf_counter() - start < budget:
+  algo = TrackAndStop(env, delta, DTracking(len(means)), ChernoffStoppingCondition("practice"))
+  steps += int(algo.run()[1].sum())
+  trials += 1
+seconds = time.perf_counter() - start
+print(json.dumps({"steps_per_second": steps / seconds, "trials": trials, "steps": steps}))
+"""
+
+
+def best_arm_rate(python, budget_s):
+  """Steps per second of the best-arm package's Track-and-Stop on bernoulli-5."""
+  _, means = INSTANCES["bernoulli-5"]
+  out = subprocess.run([python, "-c", BEST_ARM_SCRIPT, json.dumps(means), str(DELTA),
+                        str(budget_s)], capture_output=True, text=True, check=True,
+                       timeout=budget_s + 600)
+  return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 class Budget(Exception):
@@ -79,10 +121,13 @@ def main():
   parser.add_argument("--budget", type=float, default=60.0, help="seconds per rule and instance")
   parser.add_argument("--rules", default=",".join(jbai.rules.RULES))
   parser.add_argument("--instances", default=",".join(INSTANCES))
+  parser.add_argument("--best-arm-python", default=None,
+                      help="a Python with the best-arm package: compare its Track-and-Stop")
   args = parser.parse_args()
   rules = [r for r in args.rules.split(",") if r]
   if "tcb" not in rules:
     rules.insert(0, "tcb")
+  rates = {}
   print(f"device {jax.devices()[0].platform}, float32, delta = {DELTA:g}, gk16, "
         f"{args.trials} trials, {args.lanes} lanes, cap {args.max_steps} steps")
   for name in args.instances.split(","):
@@ -96,9 +141,30 @@ def main():
           family, means, rule, args.trials, args.lanes, args.max_steps, args.chunk,
           args.budget)
       tcb_rate = rate if rule == "tcb" else tcb_rate
+      rates[name, rule] = rate
       note = "  partial: budget hit" if partial else ""
       print(f"{rule:<12} {rate:>10.3g} {tcb_rate / rate:>10.2f} {compile_s:>10.2f} "
             f"{done:>7} {'-' if capped is None else capped:>7}{note}", flush=True)
+  compare_best_arm(args, rates)
+
+
+def compare_best_arm(args, rates):
+  """The best-arm package's Track-and-Stop against jbai's TaS-D on bernoulli-5."""
+  print("\nbest-arm (PyPI) Track-and-Stop, D-tracking, bernoulli-5, gk16 (its 'practice'):")
+  if not args.best_arm_python:
+    print("  not run; to run it: python3 -m venv /work/venv-bestarm && "
+          "/work/venv-bestarm/bin/pip install best-arm, then\n"
+          "  python benchmarks/rules.py --rules tcb,tas-d --instances bernoulli-5 "
+          "--best-arm-python /work/venv-bestarm/bin/python")
+    return
+  if ("bernoulli-5", "tas-d") not in rates:
+    family, means = INSTANCES["bernoulli-5"]
+    rates["bernoulli-5", "tas-d"] = measure(family, means, "tas-d", args.trials, args.lanes,
+                                            args.max_steps, args.chunk, args.budget)[0]
+  theirs = best_arm_rate(args.best_arm_python, min(args.budget, 30.0))
+  ours = rates["bernoulli-5", "tas-d"]
+  print(f"  best-arm {theirs['steps_per_second']:.3g} steps/s ({theirs['trials']} trials); "
+        f"jbai tas-d {ours:.3g} steps/s: {ours / theirs['steps_per_second']:.0f}x")
 
 
 if __name__ == "__main__":

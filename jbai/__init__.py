@@ -12,7 +12,7 @@ The flat public API:
   jbai.transport_cost, jbai.gamma
 """
 
-from jbai import families, oracle, rules, thresholds
+from jbai import compilation_cache, families, oracle, rules, thresholds
 from jbai.engine import Result, Rollout, Trace, rollout, simulate, stopping_statistic, trace
 from jbai.estimate import Difference, Estimate, estimate, finite_difference
 from jbai.families import Family
@@ -22,6 +22,8 @@ from jbai.thresholds import Threshold
 from jbai.transport import gamma, golden_section, pair_costs, transport_cost
 
 __version__ = "0.1.0"
+
+compilation_cache.enable()  # JAX's persistent compilation cache, per user (see there)
 
 __all__ = ["ArmStats", "Difference", "Estimate", "Family", "Result", "Rollout", "Rule",
            "Threshold", "Trace", "arm_stats", "estimate", "families", "finite_difference",

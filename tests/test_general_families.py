@@ -409,7 +409,12 @@ def test_general_family_quadrature_and_grid_paths():
   m1, m2 = jnp.asarray([1.0, -0.5, 0.3]), jnp.asarray([0.0, 1.5, 0.3])
   np.testing.assert_allclose(jax.jit(fam.kl)(m1, m2), (m1 - m2) ** 2 / 2, atol=1e-13)
   np.testing.assert_allclose(jax.jit(fam.fisher)(m1), 1.0, rtol=1e-12)
-  assert fam.stat_dim == 1 + general.GRID_SIZE and fam.transport_x is None
+  assert fam.stat_dim == 1 + general.GRID_SIZE
+  # No closed-form transport point given: Newton on the KL, which starts at the
+  # weighted mean, the normal one, and stays there.
+  w_a, w_b = jnp.asarray([0.3, 2.0, 1e-3]), jnp.asarray([0.7, 0.1, 5.0])
+  x = jax.jit(general.newton_transport(fam.kl))(w_a, m1, w_b, m2 + 0.0)
+  np.testing.assert_allclose(x, (w_a * m1 + w_b * m2) / (w_a + w_b), atol=1e-12)
   x = _normal_sample(jax.random.key(8), jnp.full(40, 0.4))
   s = jnp.sum(fam.stat(x), 0)
   # The normal MLE is the sample mean: the grid MLE must find it.
@@ -424,6 +429,28 @@ def test_general_family_quadrature_and_grid_paths():
   f = jax.jit(jax.vmap(lambda n, st: (fam.mle(n, st), fam.mean(n, st))))
   mle, mean = f(jnp.asarray([40, 0]), jnp.stack([s, jnp.zeros_like(s)]))
   np.testing.assert_allclose(mle, [float(jnp.mean(x)), -2.0], atol=1e-9)
+
+
+def test_newton_transport_finds_the_minimiser():
+  """logcosh (float64): over random weights and means in Theta, the transport
+  point is the root of the objective's derivative to 1e-10 of |m_a - m_b| (the
+  rounding floor of that derivative), and its cost is never above the one of
+  200 golden-section steps by more than rounding."""
+  fam = jbai.families.logcosh()
+  rng = np.random.default_rng(3)
+  m_a, m_b = (jnp.asarray(rng.uniform(-5.0, 5.0, 2000)) for _ in range(2))
+  w_a, w_b = (jnp.asarray(rng.uniform(0.0, 1.0, 2000) ** 3) for _ in range(2))
+  x = jax.jit(fam.transport_x)(w_a, m_a, w_b, m_b)
+  objective = lambda q: w_a * fam.kl(m_a, q) + w_b * fam.kl(m_b, q)
+  ones = jnp.ones_like(x)
+  slope = lambda q: jax.jvp(objective, (q,), (ones,))[1]
+  g, h = jax.jit(lambda q: jax.jvp(slope, (q,), (ones,)))(x)
+  gap = np.abs(np.asarray(m_a - m_b))
+  assert np.all(np.asarray(h) > 0)
+  assert np.max(np.abs(np.asarray(g / h)) / gap) < 1e-10
+  golden = jax.jit(lambda: jbai.golden_section(objective, jnp.minimum(m_a, m_b),
+                                               jnp.maximum(m_a, m_b), 200))()
+  assert np.max(np.asarray(objective(x) - objective(golden))) < 1e-13
 
 
 def test_general_family_rejects_bad_input():

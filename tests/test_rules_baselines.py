@@ -210,6 +210,8 @@ def test_tuned_beta_is_the_plug_in_top_weight():
   arms = pulls(t3c_tuned(), fam, stats, n)
   assert abs(np.mean(arms == 0) - beta) < binomial_tol(beta, n)
   assert np.isclose(float(jax.jit(lambda s: tuned_beta(fam, s))(stats)), beta)
+  # The exact oracle gives the same beta to 1e-12, hence the same pulls.
+  np.testing.assert_array_equal(arms, pulls(t3c_tuned(solver="exact"), fam, stats, n))
 
 
 # Leader arm 0 (for TS leaders too: arms 1 and 2 are 6.3 and 7.1 posterior sds
@@ -299,6 +301,37 @@ def test_ttts_falls_back_to_tc_at_the_cap():
 
 
 # ------------------------------------------------------------ Track-and-Stop
+
+
+@pytest.mark.parametrize("name", ["tas-c", "tas-d"])
+def test_tracked_allocation_is_the_exact_one_along_a_trajectory(name):
+  """Along 600 steps of the rule's own trajectory on the Bernoulli sensitivity
+  instance, the allocation it tracks (warm oracle, the default) is exact_solve's
+  at the step's sample means to 1e-9, once every arm has been pulled."""
+  fam = bernoulli()
+  means = jnp.array([0.8, 0.5, 0.3, 0.29, 0.06])
+  rule = FACTORIES[name]()
+
+  def body(carry, t):
+    s, state = carry
+    k_rule, k_reward = jax.random.split(jax.random.fold_in(jax.random.key(5), t))
+    arm, state = rule.select(k_rule, fam, s, state)
+    out = (s.mean, state.w, jnp.min(s.counts))
+    return (observe(fam, s, arm, fam.sample(k_reward, means[arm])), state), out
+
+  run = jax.jit(lambda: jax.lax.scan(body, (empty_stats(fam, 5), rule.init(5)),
+                                     jnp.arange(600))[1])
+  mus, w, pulled = run()
+  mus, w = mus[np.asarray(pulled) > 0], w[np.asarray(pulled) > 0]
+  np.testing.assert_allclose(w, oracle_w(fam, mus), atol=1e-9)
+
+
+def test_solver_parameter():
+  for factory in (tas_c, tas_d, t3c_tuned):
+    with pytest.raises(ValueError, match="solver"):
+      factory(solver="newton")
+    assert factory().program() != factory(solver="exact").program()
+    assert dict(factory().params)["solver"] == "warm"
 
 
 def test_eps_projection():
@@ -404,6 +437,31 @@ def test_fws_game_matches_linear_programming():
     assert z.min() >= 0 and np.isclose(z.sum(), 1.0)
     payoff = [a[j] * z[top] + b[j] * z[j] - c[j] for j in range(k) if active[j]]
     assert abs(min(payoff) - reference) < 1e-9, trial
+
+
+def test_fws_game_matches_linear_programming_with_many_arms_and_ties():
+  """Games on 20 arms with up to 19 active, some with tied gradients or offsets,
+  in float64 and in float32 (the engine's dtype): the LP value, to rounding."""
+  rng = np.random.default_rng(1)
+  k = 20
+  solve = jax.jit(solve_bai_game)
+  for trial in range(60):
+    a, b = rng.uniform(0.0, 2.0, k), rng.uniform(0.05, 2.0, k)
+    c = rng.uniform(0.0, 1.0, k)
+    if trial % 3 == 0:  # ties: copies of one arm's gradient and offset
+      a[1:6], b[1:6], c[1:6] = a[1], b[1], c[1]
+    active = rng.uniform(size=k) < rng.uniform(0.1, 1.0)
+    active[0] = False
+    active[1] = True
+    reference = lp_game_value(a, b, c, active, 0)
+    for dtype, tol in ((jnp.float64, 1e-9), (jnp.float32, 1e-5)):
+      z, value = solve(*(jnp.asarray(v, dtype) for v in (a, b, c)), jnp.asarray(active),
+                       jnp.asarray(0))
+      z = np.asarray(z, float)
+      assert abs(float(value) - reference) < tol * max(1.0, abs(reference)), (trial, dtype)
+      payoff = [a[j] * z[0] + b[j] * z[j] - c[j] for j in range(k) if active[j]]
+      assert abs(min(payoff) - reference) < tol * max(1.0, abs(reference)), (trial, dtype)
+      assert z.min() >= 0 and np.isclose(z.sum(), 1.0, atol=tol)
 
 
 def test_fws_game_single_active_is_a_vertex():

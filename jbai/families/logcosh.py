@@ -87,8 +87,8 @@ def logcosh(lo: float = -5.0, hi: float = 5.0, grid_size: int = GRID_SIZE) -> Fa
   """Rewards with density exp(-z^2 / 2) / (Z cosh z), z = x - m, mean m.
 
   KL(m, m2) by 128-node Gauss-Hermite quadrature (error 3e-14), tabulated once over
-  |m - m2| <= hi - lo (it depends on m - m2 only); transport by golden-section
-  search; MLE from the log-likelihood on a grid of `grid_size` nodes over
+  |m - m2| <= hi - lo (it depends on m - m2 only); transport point by
+  safeguarded Newton on the table's derivative (`general.newton_transport`); MLE from the log-likelihood on a grid of `grid_size` nodes over
   Theta; no conjugate posterior (Thompson-sampling rules refuse the family);
   curvature sigma^2 = 1 (Assumption 7).
 

@@ -8,6 +8,10 @@ complexity):
   * "optax": projected mirror-ascent on a soft-min of the log pair costs with
     optax, see `jbai.oracle.projected`.
 
+Inside simulation loops, `warm_solve` (`jbai.oracle.warm`) reaches exact_solve's
+w(nu) by safeguarded Newton from the previous step's solution, in a few transport
+evaluations instead of the nested bisection's ~1,200.
+
 `optimal_allocation` and `beta_optimal_allocation` validate their input at the
 Python boundary and accept a batch [I, K] of instances. `exact_solve`,
 `projected_solve` and `exact_beta_solve` are the raw pure functions (no validation,
@@ -35,6 +39,7 @@ from jbai.oracle.exact import (OracleInfo, default_iters, exact_beta_solve, exac
                                gamma_bounds, relative_gap)
 from jbai.oracle.projected import (DEFAULT_STEPS, projected_solve,
                                    scale_by_simplex_geometry)
+from jbai.oracle.warm import WarmSolution, WarmStart, warm_solve, warm_start
 
 METHODS = ("optax", "exact")
 
@@ -126,4 +131,5 @@ def beta_optimal_allocation(family: Union[Family, str], means: ArrayLike,
 
 __all__ = ["METHODS", "OracleInfo", "beta_optimal_allocation", "exact_beta_solve",
            "exact_solve", "gamma_bounds", "optimal_allocation", "projected_solve",
-           "relative_gap", "scale_by_simplex_geometry"]
+           "relative_gap", "scale_by_simplex_geometry", "WarmSolution", "WarmStart",
+           "warm_solve", "warm_start"]

@@ -1,0 +1,360 @@
+"""Warm-started optimal allocation: w(nu) by Newton from a nearby solution.
+
+A sampling rule that tracks w(nu_hat_t) (Track-and-Stop, beta-tuned T3C) solves the
+lower-bound problem at every step for means that moved by O(1/t) since the last
+step. `warm_solve` starts from the last step's solution, kept in the rule's state
+as a `WarmStart`, and runs Newton iterations on the optimality conditions of
+`jbai.oracle.exact` until they hold to rounding; the nested bisection of
+`exact_solve` stays the reference (tests/test_oracle_warm.py compares the two
+along simulated trajectories).
+
+The conditions, with a the best arm, D_i = KL(mu_a, mu_i), y_max = min_i D_i and,
+for every other arm i, the weight u_i = x_i / (1 + x_i) in (0, 1) of arm i
+against arm a (x_i = w_i / w_a), and y in (0, y_max):
+
+  G_i(u_i) = KL(mu_a, m_i) + x_i KL(mu_i, m_i) = y,  m_i the transport point of
+             the weights (1 - u_i, u_i);
+  Phi = log sum_{i != a} KL(mu_a, m_i) / KL(mu_i, m_i) = 0.
+
+Then w = x / sum(x) and Gamma(nu) = y / sum(x). The unknowns are the u_i and
+s = logit(y / y_max). Derivatives: G_i'(u) = KL(mu_i, m_i) / (1 - u)^2 (envelope
+theorem; G_i = u D_i for Gaussian arms), and dPhi/du_i from r_i = KL(mu_a, m_i) /
+KL(mu_i, m_i) through
+
+  dm/du = -(d_m KL(mu_i, m) - d_m KL(mu_a, m)) / ((1 - u) d2_m KL(mu_a, m) + u d2_m KL(mu_i, m)),
+
+the stationarity of m_i (derivatives of the family's KL by autodiff, so any
+family works). Phi is close to linear in s (2 s for two Gaussian arms).
+
+Two solvers, the second taking the lanes that the first leaves:
+
+  * fast: Newton on all the conditions at once. Its Jacobian is an arrow (each
+    G_i depends on u_i and s only), so a step costs one evaluation of the
+    transport points and O(K). A lane stops once its relative residual is below
+    sqrt(eps), after one more step, which squares it. From a warm start this
+    takes two evaluations (three in float64); the first steps are straight-line
+    code, which XLA fuses, then a loop of at most FAST_ITERS.
+  * safeguarded: Newton on each G_i(u_i) = y, nested in Newton on Phi(s) = 0,
+    every step kept inside a bracket (G_i - y and Phi are increasing) and
+    replaced by bisection when it leaves it or is not finite. It converges from
+    any start, and stops at a relative residual of eps^(3/4), or where a Newton
+    step no longer halves a residual below eps^(1/4) (the rounding noise of the
+    KLs, near a tie), or after `max_iters` steps of each loop.
+
+The warm start is scale-free: it stores v = y / y_max and q_i = u_i D_i / y (1 for
+Gaussian arms), so that the first guess u_i = q_i v y_max / D_i follows the means
+to first order. When the best arm changes, the start is discarded (cold start:
+v = 1 / (1 + sqrt(K - 1)), the solution for K - 1 equal Gaussian arms, q = 1).
+
+Under vmap a loop runs until every lane has converged: a lane with a cold start
+costs every lane a few more iterations at that step. A lane that hits the cap
+returns its current iterate, and the next call continues from there.
+
+Ties for the best arm follow `exact_solve` (w uniform over the tied arms,
+Gamma = 0) and leave the start unchanged. `warm_solve` is not differentiable (use
+`exact_solve` for derivatives).
+"""
+
+import functools
+import math
+from typing import NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+from jax.typing import ArrayLike
+
+from jbai.families.base import Family, weighted_mean
+from jbai.oracle.exact import _batched, _float, _safe_means, default_iters
+from jbai.transport import transport_cost
+
+FAST_UNROLLED = 2  # joint Newton steps run unrolled, ...
+FAST_ITERS = 6     # ... and at most this many in all, before the safeguarded solver
+
+
+class WarmStart(NamedTuple):
+  """The last solution of `warm_solve`, from which the next one starts."""
+
+  top: jax.Array  # [] int32, the best arm it was solved for (-1: none, cold start)
+  v: jax.Array    # [] float, y / y_max, in (0, 1)
+  q: jax.Array    # [K] float, u_i D_i / y (the best arm's entry is unused)
+
+
+class WarmSolution(NamedTuple):
+  """What `warm_solve` returns (one entry per instance in a batch)."""
+
+  w: jax.Array            # [..., K] the allocation w(nu)
+  gamma: jax.Array        # [...] Gamma(nu)
+  start: WarmStart        # the start for the next solve
+  evaluations: jax.Array  # [...] int32, transport evaluations this solve used
+
+
+def cold_v(num_arms: int) -> float:
+  """y / y_max at the solution for K - 1 equal Gaussian arms: the cold start."""
+  return 1.0 / (1.0 + math.sqrt(num_arms - 1))
+
+
+def warm_start(num_arms: int, dtype=None) -> WarmStart:
+  """A cold start for `num_arms` arms (the state of a rule before its first solve)."""
+  dtype = dtype or jnp.zeros(()).dtype
+  return WarmStart(top=jnp.asarray(-1, jnp.int32),
+                   v=jnp.asarray(cold_v(num_arms), dtype),
+                   q=jnp.ones(num_arms, dtype))
+
+
+def _kl_slope(family: Family, p, m):
+  """d/dm KL(p, m), elementwise."""
+  return jax.jvp(lambda r: family.kl(p, r), (m,), (jnp.ones_like(m),))[1]
+
+
+def _kl_derivatives(family: Family, p, m):
+  """(d/dm, d2/dm2) of KL(p, m), elementwise."""
+  return jax.jvp(lambda q: _kl_slope(family, p, q), (m,), (jnp.ones_like(m),))
+
+
+def _solve_one(family: Family, max_iters: int, means, start: WarmStart, update):
+  k = means.shape[-1]
+  dtype = means.dtype
+  eps = jnp.finfo(dtype).eps
+  tol = eps ** 0.75     # relative residual: 6e-6 in float32, 2e-12 in float64
+  accept = eps ** 0.5   # a Newton step from a residual below this squares it
+  noise = eps ** 0.25   # below this, a step that does not halve the residual is noise
+  safe, tie, tied = _safe_means(family, means)
+  a = jnp.argmax(safe).astype(jnp.int32)
+  is_a = jnp.arange(k) == a
+  others = ~is_a
+  mu_a = safe[a]
+  d = jnp.where(is_a, 1.0, family.kl(mu_a, safe))
+  y_max = jnp.min(jnp.where(is_a, jnp.inf, d))
+  solve = jnp.asarray(update) & ~tie
+
+  fresh = (start.top != a) | ~(start.v > 0) | ~(start.v < 1) | ~jnp.all(jnp.isfinite(start.q))
+  v0 = jnp.where(fresh, cold_v(k), start.v).astype(dtype)
+  q0 = jnp.where(fresh, 1.0, start.q).astype(dtype)
+
+  def guess(q, v):  # u_i = q_i y / D_i, inside (0, 1)
+    u = q * v * y_max / d
+    return jnp.where(is_a, 0.5, jnp.clip(u, eps, 1 - eps))
+
+  def to_q(u, v):
+    return jnp.where(others, u * d / (v * y_max), 1.0)
+
+  def evaluate(u):  # transport point of weights (1 - u, u) and the two KLs there
+    m = transport_cost(family, 1 - u, mu_a, u, safe).x
+    return m, family.kl(mu_a, m), family.kl(safe, m)
+
+  def ratios(u, m, kl_a, kl_i):
+    """(F, dr_i/du_i, KL(mu_a, m_i), KL(mu_i, m_i)), r_i = KL(mu_a, m_i) / KL(mu_i, m_i),
+    F = sum_i r_i."""
+    if family.transport_x is weighted_mean:  # m = (1 - u) mu_a + u mu_i
+      da1, di1 = _kl_slope(family, mu_a, m), _kl_slope(family, safe, m)
+      dm_du = safe - mu_a
+    else:  # from the stationarity of m: (1 - u) d_m KL(mu_a, m) + u d_m KL(mu_i, m) = 0
+      da1, da2 = _kl_derivatives(family, mu_a, m)
+      di1, di2 = _kl_derivatives(family, safe, m)
+      curvature = (1 - u) * da2 + u * di2
+      dm_du = -(di1 - da1) / curvature
+      if family.transport_x is None:
+        # Golden section finds m to sqrt(eps) only (it compares values near a
+        # minimum), and the ratios are first-order sensitive to m: one Newton
+        # step on the stationarity condition brings m to rounding accuracy.
+        m = m - ((1 - u) * da1 + u * di1) / curvature
+        kl_a, kl_i = family.kl(mu_a, m), family.kl(safe, m)
+    kl_i = jnp.where(others, jnp.maximum(kl_i, jnp.finfo(dtype).tiny), 1.0)
+    f = jnp.sum(jnp.where(others, kl_a / kl_i, 0.0))
+    dr_du = jnp.where(others, (da1 * kl_i - kl_a * di1) / kl_i ** 2 * dm_du, 0.0)
+    return f, dr_du, kl_a, kl_i
+
+  # Fast path: Newton on all the conditions at once. With e_i = G_i(u_i) - y,
+  # g_i = G_i'(u_i), p_i = dPhi/du_i and y' = dy/ds, the Jacobian is an arrow,
+  #   g_i du_i - y' ds = -e_i,   sum_i p_i du_i = -Phi,
+  # solved in O(K). A lane stops once its relative residual is below `accept`,
+  # after one more step (which squares it).
+  def newton(u, v):
+    y = v * y_max
+    m, kl_a, kl_i = evaluate(u)
+    f, dr_du, kl_a, kl_i = ratios(u, m, kl_a, kl_i)
+    phi = jnp.log(f)
+    e = jnp.where(others, kl_a + u / (1 - u) * kl_i - y, 0.0)
+    g = kl_i / (1 - u) ** 2
+    p = dr_du / f
+    dy_ds = y * (1 - v)
+    ds = (jnp.sum(p * e / g) - phi) / (dy_ds * jnp.sum(p / g))
+    du = (dy_ds * ds - e) / g
+    residual = jnp.maximum(jnp.abs(phi), jnp.max(jnp.abs(e)) / y)
+    # Damped far from the solution: u_i moves at most halfway to 0 or 1, and the
+    # odds v / (1 - v) by a factor e at most.
+    u_new = jnp.where(others, jnp.clip(u + du, 0.5 * u, 0.5 * (1 + u)), 0.5)
+    v_new = jax.nn.sigmoid(jnp.log(v) - jnp.log1p(-v) + jnp.clip(ds, -1.0, 1.0))
+    ok = (jnp.isfinite(residual) & jnp.all(jnp.isfinite(u_new)) & (v_new > 0) &
+          (v_new < 1))
+    return jnp.where(ok, residual, jnp.inf), u_new, v_new
+
+  # Safeguarded path: the inner equations by Newton in u_i, then the outer one by
+  # Newton in s, each step kept inside a bracket (bisection otherwise).
+  def inner(y, u, active):
+    """G_i(u_i) = y for every arm i != a, from u; `active` False: nothing to do."""
+
+    def residual(u, kl_a, kl_i):  # (1 - u) (G(u) - y), with the sign of G(u) - y
+      return (1 - u) * kl_a + u * kl_i - y * (1 - u)
+
+    def status(u, lo, hi, h, n):
+      small = jnp.abs(h) <= tol * y * (1 - u)
+      narrow = hi - lo <= 4 * eps * jnp.maximum(u, eps)
+      return ~active | is_a | small | narrow | (n >= max_iters)
+
+    m, kl_a, kl_i = evaluate(u)
+    h = residual(u, kl_a, kl_i)
+    lo = jnp.where(h < 0, u, 0.0)
+    hi = jnp.where(h < 0, 1.0, u)
+    n = jnp.zeros((), jnp.int32)
+    carry = (u, lo, hi, h, m, kl_a, kl_i, status(u, lo, hi, h, n), n)
+
+    def body(carry):
+      u, lo, hi, h, m, kl_a, kl_i, done, n = carry
+      step = u - h * (1 - u) / kl_i
+      ok = jnp.isfinite(step) & (step > lo) & (step < hi)
+      u_new = jnp.where(done, u, jnp.where(ok, step, 0.5 * (lo + hi)))
+      m_new, kl_a_new, kl_i_new = evaluate(u_new)
+      h_new = residual(u_new, kl_a_new, kl_i_new)
+      keep = lambda old, new: jnp.where(done, old, new)
+      lo = keep(lo, jnp.where(h_new < 0, u_new, lo))
+      hi = keep(hi, jnp.where(h_new < 0, hi, u_new))
+      # A Newton step that does not halve a small residual has met the rounding
+      # noise of the KLs (near a tie, say): stop there.
+      stalled = (ok & (jnp.abs(h_new) > 0.5 * jnp.abs(h)) &
+                 (jnp.abs(h_new) <= noise * y * (1 - u_new)))
+      u, h, m = keep(u, u_new), keep(h, h_new), keep(m, m_new)
+      kl_a, kl_i = keep(kl_a, kl_a_new), keep(kl_i, kl_i_new)
+      n = n + 1
+      return (u, lo, hi, h, m, kl_a, kl_i, done | stalled | status(u, lo, hi, h, n), n)
+
+    u, _, _, _, m, kl_a, kl_i, _, n = jax.lax.while_loop(
+        lambda c: ~jnp.all(c[7]), body, carry)
+    return u, m, kl_a, kl_i, 1 + n
+
+  def outer_point(v, q, active):
+    """The inner solution at y = v y_max, and Phi and dPhi/ds there (s = logit v)."""
+    y = v * y_max
+    u, m, kl_a, kl_i, evals = inner(y, guess(q, v), active)
+    f, dr_du, _, kl_i = ratios(u, m, kl_a, kl_i)
+    df_dy = jnp.sum(dr_du * (1 - u) ** 2 / kl_i)  # du_i/dy = 1 / G_i'(u_i)
+    return jnp.log(f), df_dy / f * y * (1 - v), to_q(u, v), evals
+
+  def nested(v, q, active):
+    def converged(phi, v, lo, hi, n):
+      return ~active | (jnp.abs(phi) <= tol) | (hi - lo <= 4 * eps * v) | (n >= max_iters)
+
+    phi, dphi, q, evals = outer_point(v, q, active)
+    lo = jnp.where(phi < 0, v, 0.0)
+    hi = jnp.where(phi < 0, 1.0, v)
+    n = jnp.zeros((), jnp.int32)
+    carry = (v, lo, hi, phi, dphi, q, converged(phi, v, lo, hi, n), n, evals)
+
+    def body(carry):
+      v, lo, hi, phi, dphi, q, done, n, evals = carry
+      step = jax.nn.sigmoid(jnp.log(v) - jnp.log1p(-v) - phi / dphi)
+      ok = jnp.isfinite(step) & (step > lo) & (step < hi)
+      v_new = jnp.where(done, v, jnp.where(ok, step, 0.5 * (lo + hi)))
+      phi_new, dphi_new, q_new, more = outer_point(v_new, q, ~done)
+      keep = lambda old, new: jnp.where(done, old, new)
+      lo = keep(lo, jnp.where(phi_new < 0, v_new, lo))
+      hi = keep(hi, jnp.where(phi_new < 0, hi, v_new))
+      stalled = ok & (jnp.abs(phi_new) > 0.5 * jnp.abs(phi)) & (jnp.abs(phi_new) <= noise)
+      v, phi, dphi, q = keep(v, v_new), keep(phi, phi_new), keep(dphi, dphi_new), keep(q, q_new)
+      evals = evals + jnp.where(done, 0, more)
+      n = n + 1
+      return (v, lo, hi, phi, dphi, q, done | stalled | converged(phi, v, lo, hi, n), n,
+              evals)
+
+    v, _, _, _, _, q, _, _, evals = jax.lax.while_loop(lambda c: ~c[6], body, carry)
+    return v, q, evals
+
+  def fast_step(carry):
+    u, v, done, converged, n = carry
+    residual, u_new, v_new = newton(u, v)
+    ok = jnp.isfinite(residual)
+    step = ~done & ok
+    small = step & (residual <= accept)
+    return (jnp.where(step, u_new, u), jnp.where(step, v_new, v), done | ~ok | small,
+            converged | small, n + jnp.where(done, 0, 1))
+
+  # The first FAST_UNROLLED steps are straight-line code, which XLA fuses (a
+  # while_loop's body costs several times more per step on CPU); the loop takes
+  # the lanes that need more.
+  carry = (guess(q0, v0), v0, ~solve, jnp.zeros((), bool), jnp.zeros((), jnp.int32))
+  for _ in range(FAST_UNROLLED):
+    carry = fast_step(carry)
+  u, v, _, converged, evals = jax.lax.while_loop(
+      lambda c: ~c[2] & (c[4] < FAST_ITERS), fast_step, carry)
+  q = to_q(u, v)
+  # The lanes that the fast path left go to the safeguarded one, from where it
+  # ended (every step it kept had finite values and 0 < v < 1). A while_loop of
+  # at most one pass skips it when no lane needs it.
+  slow = solve & ~converged
+
+  def fallback(carry):
+    _, v, q, evals = carry
+    v, q, more = nested(v, q, slow)
+    return jnp.zeros((), bool), v, q, evals + jnp.where(slow, more, 0)
+
+  _, v, q, evals = jax.lax.while_loop(lambda c: c[0], fallback, (slow, v, q, evals))
+
+  u = guess(q, v)
+  x = jnp.where(is_a, 1.0, u / (1 - u))
+  total = jnp.sum(x)
+  w = x / total
+  gamma = v * y_max / total
+  w_tie = (tied / jnp.sum(tied)).astype(dtype)
+  new = WarmStart(top=a, v=v, q=q)
+  start = jax.tree.map(lambda n_, o: jnp.where(solve, n_, o.astype(n_.dtype)), new, start)
+  return (jnp.where(tie, w_tie, w), jnp.where(tie, 0.0, gamma), start,
+          evals.astype(jnp.int32))
+
+
+@functools.partial(jax.jit, static_argnames=("family", "max_iters"))
+def warm_solve(family: Family, means: ArrayLike, start: WarmStart,
+               update: ArrayLike = True, max_iters: Optional[int] = None) -> WarmSolution:
+  """Optimal allocation w(nu) and Gamma(nu), by Newton from `start` (module docstring).
+
+  Pure, jit-compiled (`family` and `max_iters` static) and vmappable; safe on
+  ties, like `exact_solve`, so it can run on empirical means inside a simulation
+  loop. Not differentiable.
+
+  Args:
+    family: the reward family.
+    means: [..., K] arm means.
+    start: a `WarmStart` with leading axes those of means[..., 0]: the last
+      solution (from a previous call), or `warm_start(K)` for none.
+    update: [...] bool, broadcast against means[..., 0]; where False, nothing is
+      solved: the start comes back unchanged and w is the start's allocation at
+      these means (one Newton guess, no iteration).
+    max_iters: cap on the steps of each of the safeguarded solver's two nested
+      loops; default from the dtype (35 in float32, 64 in float64), which
+      bisection alone would need.
+
+  Returns:
+    A `WarmSolution` (w, gamma, start for the next call, evaluations used).
+
+  Example:
+    >>> import jax.numpy as jnp, jbai
+    >>> from jbai.oracle import warm
+    >>> fam = jbai.families.gaussian()
+    >>> sol = warm.warm_solve(fam, jnp.array([1.2, 1.0, 1.0]), warm.warm_start(3))
+    >>> [round(float(v), 4) for v in sol.w]
+    [0.4142, 0.2929, 0.2929]
+    >>> sol = warm.warm_solve(fam, jnp.array([1.21, 1.0, 1.0]), sol.start)
+    >>> int(sol.evaluations) <= 4
+    True
+  """
+  means = _float(means)
+  max_iters = max_iters or default_iters(means.dtype)
+  lead = means.shape[:-1]
+  start = WarmStart(top=jnp.broadcast_to(jnp.asarray(start.top, jnp.int32), lead),
+                    v=jnp.broadcast_to(jnp.asarray(start.v, means.dtype), lead),
+                    q=jnp.broadcast_to(jnp.asarray(start.q, means.dtype), means.shape))
+  update = jnp.broadcast_to(jnp.asarray(update, bool), lead)
+
+  def one(mu, top, v, q, upd):
+    return _solve_one(family, max_iters, mu, WarmStart(top, v, q), upd)
+
+  return WarmSolution(*_batched(one, means, *start, update))
