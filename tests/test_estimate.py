@@ -122,3 +122,20 @@ def test_cli_grad_prints_gradients_next_to_the_oracle(capsys):
                    "--trials", "50"])
   text = capsys.readouterr().out
   assert code == 0 and text.count("dE[tau]/dmu") == 4
+
+
+@pytest.mark.slow
+def test_likelihood_ratio_agrees_with_finite_differences_on_every_case():
+  """experiments/gradient_check.py: Gaussian and Bernoulli instances (K = 3), delta =
+  0.1 and 1e-3, E[tau] and P(error), every mean for TCB and beta for T3C: every
+  LR gradient within the Bonferroni bound of its finite difference (jointly 99%)."""
+  import os
+  import runpy
+  path = os.path.join(os.path.dirname(__file__), "..", "experiments", "gradient_check.py")
+  check = runpy.run_path(path)
+  rows = check["comparisons"](trials=10_000)
+  bound = check["bonferroni"](len(rows))
+  bad = [r for r in rows if abs(r["z"]) > bound]
+  assert not bad, bad
+  # the comparisons have power: the LR standard errors are small against the values
+  assert sum(r["lr_se"] < 0.25 * abs(r["lr"]) for r in rows if r["quantity"] == "E[tau]") >= 6
