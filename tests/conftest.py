@@ -1,6 +1,103 @@
-"""Test configuration: float64 everywhere, so that the oracle's accuracy checks
-mean what they say (the engine runs in float32 by default outside the tests)."""
+"""Test configuration.
+
+float64 everywhere, so that the oracle's accuracy checks mean what they say (the
+engine runs in float32 by default outside the tests).
+
+Two tiers. `python -m pytest` runs the fast tier (pyproject's addopts deselect
+`slow`): every module, with small statistical checks, in about five minutes on a
+2-core CPU. `python -m pytest -m slow` runs the rest: delta-PAC checks over
+thousands of trials, convergence of allocations, every parameter of the
+heavier parametrised tests, subprocesses (Ctrl-C and resume, two devices, two
+hosts) and the smoke reproduction. Tests below marked slow by node id keep a cheap
+sibling (one family, one rule, one parameter) in the fast tier.
+"""
 
 import jax
+import pytest
 
 jax.config.update("jax_enable_x64", True)
+
+# Node-id prefixes of tests in the slow tier besides those decorated
+# @pytest.mark.slow.
+SLOW = (
+    "tests/test_tcb.py::test_allocation_converges_to_w_star",
+    "tests/test_tcb.py::test_delta_pac_with_the_kk_threshold[family0-means0-itcb]",
+    "tests/test_tcb.py::test_delta_pac_with_the_kk_threshold[family1",
+    "tests/test_reproduce.py::test_smoke_writes_every_file",
+    "tests/test_reproduce.py::test_rerun_resumes_without_recomputing",
+    "tests/test_reproduce.py::test_interrupted_job_is_rerun_alone",
+    "tests/test_reproduce.py::test_table1_matches_the_paper",
+    "tests/test_reproduce.py::test_smoke_numbers_are_sane",
+    "tests/test_oracle_warm.py::test_cold_start_reaches_the_exact_solution",
+    "tests/test_oracle_warm.py::test_warm_starts_track_the_exact_solver_along_a_trajectory[bernoulli",
+    "tests/test_oracle_warm.py::test_warm_starts_track_the_exact_solver_along_a_trajectory[poisson",
+    "tests/test_oracle_warm.py::test_float32_warm_is_as_accurate_as_float32_exact",
+    "tests/test_readme.py::test_differentiation_example_runs",
+    "tests/test_rollout.py::test_rollout_gives_the_trials_of_simulate[bernoulli",
+    "tests/test_rollout.py::test_rollout_vmaps_over_instances_and_deltas",
+    "tests/test_oracle.py::test_optax_solver_agrees_with_the_exact_solver[",
+    "tests/test_oracle.py::test_raw_solvers_handle_ties_without_nan",
+    "tests/test_oracle.py::test_derivatives_for_a_family_without_closed_form_transport",
+    "tests/test_oracle.py::test_beta_optimal_matches_brute_force",
+    "tests/test_top_two.py::test_ttts_runs_and_repeats[bernoulli]",
+    "tests/test_top_two.py::test_exact_challenger_law_against_rejection[bernoulli",
+    "tests/test_top_two.py::test_exact_challenger_law_against_rejection[gaussian-wide]",
+    "tests/test_top_two.py::test_curvature_bound_and_pair_centre",
+    "tests/test_top_two.py::test_concentrated",
+    "tests/test_top_two.py::test_union_sampler_acceptance",
+    "tests/test_cli_resume.py::test_ctrl_c_then_resume_gives_the_uninterrupted_result",
+    "tests/test_rules_baselines.py::test_leader_pulled_with_probability_beta[0.3",
+    "tests/test_rules_baselines.py::test_leader_pulled_with_probability_beta[0.5-ttts]",
+    "tests/test_rules_baselines.py::test_jit_vmap_state_and_determinism",
+    "tests/test_rules_baselines.py::test_tracked_allocation_is_the_exact_one_along_a_trajectory",
+    "tests/test_rules_baselines.py::test_ttts_resampling_challenger_distribution",
+    "tests/test_rules_baselines.py::test_tci_penalty_changes_the_challenger",
+    "tests/test_rules_baselines.py::test_tas_c_tracks_the_cumulative_projected_allocation",
+    "tests/test_engine.py::test_two_devices_give_the_same_results",
+    "tests/test_engine.py::test_two_hosts_with_jax_distributed_give_the_same_results",
+    "tests/test_general_families.py::test_delta_pac_paper_threshold[logcosh]",
+    "tests/test_general_families.py::test_oracle_against_independent_search",
+    "tests/test_general_families.py::test_readme_snippet_runs",
+    "tests/test_families.py::test_posterior_sample_concentrates_on_the_mean",
+    "tests/test_thresholds.py::test_paper_default_eps_is_no_worse_than_fixed",
+    "tests/test_samplers.py::test_loop_gives_the_rounds_it_replaces",
+    "tests/test_transport.py::test_gamma_is_batched_over_leading_axes",
+    "tests/test_estimate.py::test_cli_grad_prints_gradients_next_to_the_oracle",
+    "tests/test_oracle.py::test_gradient_and_jacobian_match_finite_differences[bernoulli",
+    "tests/test_oracle.py::test_gradient_and_jacobian_match_finite_differences[exponential",
+    "tests/test_oracle.py::test_gamma_bounds_bracket_gamma_for_any_allocation",
+    "tests/test_general_families.py::test_delta_pac_paper_threshold[weibull]",
+    "tests/test_general_families.py::test_weibull_closed_forms[0.7]",
+    "tests/test_general_families.py::test_weibull_closed_forms[3.5]",
+    "tests/test_rules_baselines.py::test_tuned_beta_is_the_plug_in_top_weight",
+    "tests/test_rules_baselines.py::test_leader_pulled_with_probability_beta[0.5-ebtc",
+    "tests/test_rules_baselines.py::test_leader_pulled_with_probability_beta[0.5-tstci]",
+    "tests/test_rules_baselines.py::test_ttts_falls_back_to_tc_at_the_cap",
+    "tests/test_rules_baselines.py::test_tas_lazy_recomputes_on_a_geometric_grid",
+    "tests/test_engine.py::test_lane_recycling_keeps_lanes_busy",
+    "tests/test_engine.py::test_shrinking_the_pool_for_the_tail_changes_no_result",
+    "tests/test_engine.py::test_beta_is_a_runtime_value",
+    "tests/test_top_two.py::test_law_density_is_normalised_and_matches_scipy[beta]",
+    "tests/test_top_two.py::test_law_density_is_normalised_and_matches_scipy[gamma]",
+    "tests/test_top_two.py::test_ttts_runs_and_repeats",
+    "tests/test_top_two.py::test_ttts_without_a_law_uses_the_capped_resampling",
+    "tests/test_top_two.py::test_inactive_lanes_return_at_once",
+    "tests/test_tcb.py::test_forced_exploration_pulls_the_least_sampled_arm",
+    "tests/test_cli.py::test_beta_sweep_compiles_one_program_and_prints_one_table",
+    "tests/test_oracle_warm.py::test_the_best_arm_changes",
+    "tests/test_oracle_warm.py::test_capped_iterations_resume_at_the_next_call",
+    "tests/test_oracle_warm.py::test_no_update_keeps_the_start",
+    "tests/test_oracle.py::test_table_1_of_the_paper[bernoulli-means2-expected2-optax]",
+    "tests/test_oracle.py::test_table_1_of_the_paper[bernoulli-means3-expected3-optax]",
+    "tests/test_oracle.py::test_beta_optimal_is_optimal_at_the_optimal_beta",
+    "tests/test_oracle_warm.py::test_batched_matches_one_by_one",
+    "tests/test_rules_baselines.py::test_tas_d_pulls_the_most_under_tracked_arm",
+    "tests/test_top_two.py::test_law_samples_follow_the_posterior",
+    "tests/test_cli.py::test_run_prints_a_table",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+  for item in items:
+    if item.nodeid.startswith(SLOW):
+      item.add_marker(pytest.mark.slow)
