@@ -39,8 +39,8 @@ DELTA = 1e-8
 INSTANCES = {
     "gaussian-5": ("gaussian", [1.2, 1.0, 1.0, 1.0, 1.0]),
     "bernoulli-5": ("bernoulli", [0.8, 0.5, 0.3, 0.29, 0.06]),
-    "gaussian-20": ("gaussian", [1.2] + list(np.round(np.linspace(1.0, 0.0, 19), 4))),
-    "bernoulli-20": ("bernoulli", [0.8] + list(np.round(np.linspace(0.6, 0.05, 19), 4))),
+    "gaussian-20": ("gaussian", [1.2] + np.round(np.linspace(1.0, 0.0, 19), 4).tolist()),
+    "bernoulli-20": ("bernoulli", [0.8] + np.round(np.linspace(0.6, 0.05, 19), 4).tolist()),
 }
 
 

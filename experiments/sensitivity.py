@@ -11,10 +11,9 @@ sensitivity.png.
 CONFIG = {
     "instances": [
         {"name": "bernoulli", "family": "bernoulli", "means": [0.8, 0.5, 0.3, 0.29, 0.06],
-         "trials": {"default": 2000, "t3c": 1000, "tstci": 1000, "fws": 300,
-                    "t3c-tuned": 300}},
+         "trials": {"default": 2000}},
         {"name": "gaussian", "family": "gaussian", "means": [1.2, 1.0, 1.0, 1.0, 1.0],
-         "trials": {"default": 2000, "fws": 100, "t3c-tuned": 100}},
+         "trials": {"default": 2000}},
     ],
     "betas": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
     "beta_rules": ["t3c", "ebtc", "tstci", "ebtci"],

@@ -94,6 +94,22 @@ SLOW = (
     "tests/test_rules_baselines.py::test_tas_d_pulls_the_most_under_tracked_arm",
     "tests/test_top_two.py::test_law_samples_follow_the_posterior",
     "tests/test_cli.py::test_run_prints_a_table",
+    "tests/test_transport.py::test_gradient_of_the_transport_cost[golden",
+    "tests/test_transport.py::test_auto_method_uses_the_closed_form_and_falls_back_to_golden",
+    "tests/test_prng.py::test_same_numbers_as_default_threefry[0-gamma]",
+    "tests/test_prng.py::test_same_numbers_as_default_threefry[0-randint]",
+    "tests/test_prng.py::test_same_numbers_as_default_threefry[0-poisson]",
+    "tests/test_prng.py::test_same_numbers_as_default_threefry[0-bits8]",
+    "tests/test_prng.py::test_same_numbers_as_default_threefry[0-bits64]",
+    "tests/test_samplers.py::test_truncated_normal_inverse_cdf_is_accurate",
+    "tests/test_samplers.py::test_log1p_remainder_accuracy",
+    "tests/test_samplers.py::test_normal_law",
+    "tests/test_thresholds.py::test_paper_finite_on_applicable_families",
+    "tests/test_general_families.py::test_general_family_quadrature_and_grid_paths",
+    "tests/test_rules_baselines.py::test_fws_game_matches_linear_programming_with_many_arms_and_ties",
+    "tests/test_estimate.py::test_finite_difference_in_a_runtime_parameter",
+    "tests/test_families.py::test_fisher_information_is_the_curvature_of_kl",
+    "tests/test_tcb.py::test_pulls_the_leader_when_it_is_under_sampled_and_the_challenger_otherwise[rule1]",
 )
 
 
