@@ -134,7 +134,8 @@ def test_likelihood_ratio_agrees_with_finite_differences_on_every_case():
   path = os.path.join(os.path.dirname(__file__), "..", "experiments", "gradient_check.py")
   check = runpy.run_path(path)
   rows = check["comparisons"](trials=10_000)
-  bound = check["bonferroni"](len(rows))
+  # At delta = 1e-3 no trial ends in error: both P(error) gradients are exactly 0.
+  bound = check["bonferroni"](sum(r["se"] > 0 for r in rows))
   bad = [r for r in rows if abs(r["z"]) > bound]
   assert not bad, bad
   # the comparisons have power: the LR standard errors are small against the values
