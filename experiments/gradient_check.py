@@ -52,9 +52,11 @@ def comparisons(trials: int = 20_000, cases=CASES, deltas=DELTAS, seed: int = 0)
         for d, delta in enumerate(deltas):
           g = lr[key_lr][d] if wrt == "beta" else lr[key_lr][d, wrt]
           g_se = lr_se[key_lr][d] if wrt == "beta" else lr_se[key_lr][d, wrt]
-          se = math.hypot(float(g_se), float(fd_se[d]))
-          # se = 0: no trial ended in error (both estimates are exactly 0)
-          z = (float(g) - float(fd_v[d])) / se if se > 0 else 0.0 if float(g) == float(fd_v[d]) else math.inf
+          diff, se = float(g) - float(fd_v[d]), math.hypot(float(g_se), float(fd_se[d]))
+          if se > 0:
+            z = diff / se
+          else:  # no trial ended in error: both estimates are exactly 0
+            z = 0.0 if diff == 0 else math.inf
           rows.append({"family": family, "rule": rule_name, "delta": delta,
                        "quantity": quantity, "input": label, "lr": float(g),
                        "lr_se": float(g_se), "fd": float(fd_v[d]), "fd_se": float(fd_se[d]),
@@ -67,6 +69,11 @@ def bonferroni(n_comparisons: int, level: float = LEVEL) -> float:
   return float(norm.ppf(1 - (1 - level) / (2 * n_comparisons)))
 
 
+def informative(rows: list) -> int:
+  """The comparisons with a nonzero standard error (some trial ended in error)."""
+  return sum(r["se"] > 0 for r in rows)
+
+
 if __name__ == "__main__":
   import argparse
 
@@ -74,7 +81,7 @@ if __name__ == "__main__":
   parser.add_argument("--trials", type=int, default=20_000)
   args = parser.parse_args()
   rows = comparisons(args.trials)
-  n = sum(r["se"] > 0 for r in rows)
+  n = informative(rows)
   bound = bonferroni(n)
   print(f"{args.trials} trials per estimate; |z| <= {bound:.2f} for all {n} comparisons "
         f"with errors seen jointly at {LEVEL:.0%} (z = 0: no trial ended in error)")

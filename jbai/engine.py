@@ -513,7 +513,7 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
   todo = np.flatnonzero(~seen).astype(np.int32)
   total = len(todo)
   devices = tuple(devices or jax.local_devices())
-  n_lanes = int(lanes or default_lanes(max(total, 1), len(devices)))
+  n_lanes = int(lanes or default_lanes(max(total, 1), len(devices), devices[0].platform))
 
   def program(n_lanes):  # the arguments of `_compiled` for a pool of n_lanes lanes
     return (family, rule.program(), threshold, num_arms, len(deltas), n_lanes, int(chunk),
@@ -772,8 +772,9 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
                  policy_score=_policy(out) if scores else None)
 
 
-def default_lanes(total: int, n_devices: int = 1) -> int:
-  """Lanes per device, by measurement (benchmarks/lanes.py).
+def default_lanes(total: int, n_devices: int = 1, platform: Optional[str] = None) -> int:
+  """Lanes per device, by measurement (benchmarks/lanes.py), for devices of
+  `platform` (default: JAX's default backend).
 
   On a CPU: enough to vectorise, few enough that the last, longest trials do not
   leave most lanes idle (about 32 trials per lane, at most 512). On an accelerator
@@ -783,7 +784,7 @@ def default_lanes(total: int, n_devices: int = 1) -> int:
   K = 5 1.7 times.
   """
   per_device = -(-total // n_devices)
-  if jax.default_backend() == "cpu":
+  if (platform or jax.default_backend()) == "cpu":
     return int(min(512, max(8, per_device // 32)))
   return int(min(16384, max(8, per_device // 2)))
 
