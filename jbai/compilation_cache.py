@@ -14,6 +14,10 @@ second `jbai run` (or script) with the same program loads them instead.
   3. $JBAI_COMPILATION_CACHE_DIR;
   4. $XDG_CACHE_HOME/jbai/jax, or ~/.cache/jbai/jax: per user.
 
+`jbai.program_cache` keeps beside it, in the same directory with "-programs"
+appended, the exported StableHLO of jbai's own chunk programs, so that a second
+process skips their tracing and lowering too; it is on where this cache is on.
+
 It also caches every program that takes more than MIN_COMPILE_SECONDS to compile
 (JAX's default threshold, 1 s, would leave out the oracle and summary programs
 that each run compiles). The cache is trusted code: keep it in a directory that

@@ -28,6 +28,9 @@ means, delta, max_steps and the rule's runtime hyper-parameters (a top-two
 rule's beta: the rule's initial state, built on the host and passed in
 `Config.rule_state`) are runtime values and never cause a recompilation. "Rule"
 here means `Rule.program()`, the rule without its runtime parameters.
+For jbai's own families, rules and thresholds the chunk program is also kept on
+disk, exported (`jbai.program_cache`), so that a later process loads it instead
+of tracing and lowering it, and its executable from JAX's compilation cache.
 
 Two drivers run the same chunk (one engine):
   * `rollout`, the functional core: the whole simulation in one compiled
@@ -53,6 +56,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jbai import prng
+from jbai import program_cache
 from jbai import thresholds as thresholds_lib
 from jbai.families.base import Family, check_means
 from jbai.rules.base import Rule
@@ -312,10 +316,33 @@ AXIS = "lanes"
 _RAN = weakref.WeakSet()  # the programs of `_compiled` that have run (are compiled)
 
 
+def _static(obj) -> tuple:
+  """The fields of a family, rule or threshold other than its functions: for a
+  built-in (`_builtin`), with its name and parameters, all that its program depends on."""
+  return tuple((k, v) for k, v in obj._asdict().items() if not callable(v))
+
+
+def _builtin(family: Family, rule: Optional[Rule] = None, threshold=None) -> bool:
+  """family, rule and threshold are jbai's own, untouched, so that `_static` of
+  each (of `Rule.program()` for the rule) names its program (see
+  `program_cache.builtin`)."""
+  from jbai import families, rules
+  return (program_cache.builtin(family, families.BUILTIN) and
+          (rule is None or program_cache.builtin(rule, rules.RULES)) and
+          (threshold is None or program_cache.builtin(threshold, thresholds_lib.THRESHOLDS)))
+
+
 @functools.lru_cache(maxsize=64)
 def _compiled(family, rule, threshold, num_arms, n_deltas, n_lanes, chunk, devices,
-              scores=False):
-  """The jitted chunk, shard_mapped over `devices` (a pool of n_lanes lanes each)."""
+              scores=False, builtin=False):
+  """The jitted chunk, shard_mapped over `devices` (a pool of n_lanes lanes each).
+
+  With `builtin` (family, rule and threshold are jbai's own: `_builtin`) and
+  devices of this process the program goes through `jbai.program_cache`
+  (`jax.export`, one device or several): a later process loads it instead of
+  tracing and lowering it. Otherwise, and across hosts (jax.distributed), it is
+  a plain `jax.jit`.
+  """
   local = build_chunk(family, rule, threshold, num_arms, n_deltas, n_lanes, chunk, scores)
   mesh = jax.sharding.Mesh(np.array(devices), (AXIS,))
 
@@ -328,7 +355,13 @@ def _compiled(family, rule, threshold, num_arms, n_deltas, n_lanes, chunk, devic
   mapped = jax.shard_map(per_device, mesh=mesh, in_specs=(spec, None, None),
                          out_specs=spec, check_vma=False)
   sharding = jax.sharding.NamedSharding(mesh, spec)
-  return jax.jit(mapped), sharding
+  here = all(d.process_index == jax.process_index() for d in devices)
+  if not (builtin and here):
+    return jax.jit(mapped, out_shardings=sharding), sharding
+  key = ("chunk", _static(family), _static(rule), _static(threshold), num_arms, n_deltas,
+         n_lanes, chunk, scores)
+  return program_cache.jit(mapped, key, lambda pool, *_: jax.tree.structure(pool),
+                           devices, out_shardings=sharding), sharding
 
 
 def _compact(pool: Pool, n_lanes: int) -> Pool:
@@ -355,6 +388,28 @@ def _initial_pool(family, rule, config, num_arms, n_deltas, n_lanes, scores=Fals
   lanes = jax.vmap(lambda i: _start(family, rule, config, i, num_arms, n_deltas, scores))(idle)
   zero = jnp.zeros((), jnp.int32)
   return Pool(lanes, _empty_slots(lanes, 2 * n_lanes + REFILL_EVERY), zero, zero, zero, zero)
+
+
+def _idle_pool(family, rule, config, num_arms, n_deltas, n_lanes, scores,
+               n_devices: int) -> Pool:
+  """An idle pool per device (leaves [n_devices, ...]), built on the host (numpy).
+
+  It has the shapes of `_initial_pool` (`jax.eval_shape`: a trace, no op run),
+  index -1 in every lane and slot and zeros elsewhere. A chunk first starts a
+  trial (or an idle lane, `_start`) on every idle lane, so no other field of an
+  idle lane is read: the results are those from `_initial_pool`.
+  """
+  shapes = jax.eval_shape(
+      lambda c: _initial_pool(family, rule, c, num_arms, n_deltas, n_lanes, scores), config)
+
+  def zeros(s):  # numpy, or jax for extended dtypes (PRNG keys)
+    make = jnp.zeros if jnp.issubdtype(s.dtype, jax.dtypes.extended) else np.zeros
+    return make((n_devices,) + s.shape, s.dtype)
+
+  pool = jax.tree.map(zeros, shapes)
+  lanes = pool.lanes._replace(index=np.full((n_devices, n_lanes), -1, np.int32))
+  slots = pool.slots._replace(index=np.full(pool.slots.index.shape, -1, np.int32))
+  return pool._replace(lanes=lanes, slots=slots)
 
 
 def _records(slots: Slots) -> dict:
@@ -515,30 +570,31 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
   devices = tuple(devices or jax.local_devices())
   n_lanes = int(lanes or default_lanes(max(total, 1), len(devices), devices[0].platform))
 
+  builtin = _builtin(family, rule, threshold)
+
   def program(n_lanes):  # the arguments of `_compiled` for a pool of n_lanes lanes
     return (family, rule.program(), threshold, num_arms, len(deltas), n_lanes, int(chunk),
-            devices, bool(scores))
+            devices, bool(scores), builtin)
 
   fn, sharding = _compiled(*program(n_lanes))
-  dtype = jnp.zeros(()).dtype
-  config = Config(key=_raw_key(key), means=jnp.asarray(table, dtype),
-                  n_trials=jnp.asarray(n_trials, jnp.int32),
-                  max_steps=jnp.asarray(max_steps, jnp.int32),
-                  thr_params=threshold.init(jnp.asarray(deltas, dtype), num_arms),
-                  rule_state=rule.init(num_arms),
-                  todo=None if total == n_all else jnp.asarray(todo))
-  pool = _initial_pool(family, rule, config, num_arms, len(deltas), n_lanes, scores)
-  out = {k: np.zeros((n_all,) + v.shape[1:], v.dtype) for k, v in _records(pool.slots).items()}
+  dtype = jnp.result_type(float)
+  # Numpy where it can be, sent in one transfer: each op run on the host is a
+  # dispatch, and in a new process a compilation (or a load from the cache).
+  config, total_j = jax.device_put((
+      Config(key=_raw_key(key), means=np.asarray(table, dtype),
+             n_trials=np.asarray(n_trials, np.int32), max_steps=np.asarray(max_steps, np.int32),
+             thr_params=threshold.init(jnp.asarray(deltas, dtype), num_arms),
+             rule_state=rule.init(num_arms), todo=None if total == n_all else todo),
+      np.asarray(total, np.int32)))
+  pool = _idle_pool(family, rule, config, num_arms, len(deltas), n_lanes, scores, len(devices))
+  out = {k: np.zeros((n_all,) + v.shape[2:], v.dtype) for k, v in _records(pool.slots).items()}
   if seen.any():
     missing = sorted(set(out) - set(done))
     if missing:
       raise ValueError(f"done lacks the records {missing} of this run (scores={scores})")
     for k in out:
       out[k][np.asarray(done["index"])] = done[k]
-  pool = jax.device_put(
-      jax.tree.map(lambda x: jnp.broadcast_to(x, (len(devices),) + x.shape), pool),
-      sharding)
-  total_j = jnp.asarray(total, jnp.int32)
+  pool = jax.device_put(pool, sharding)
 
   per_device = np.array([len(range(d, total, len(devices))) for d in range(len(devices))])
   lanes_used = [n_lanes]
@@ -807,11 +863,21 @@ def wilson(k: int, n: int, z: float = 1.959964) -> tuple:
   return (max(0.0, centre - half), min(1.0, centre + half))
 
 
+@functools.lru_cache(maxsize=16)
+def _exact_solve(family: Family, builtin: bool) -> Callable:
+  """`oracle.exact_solve` at `family`, through `jbai.program_cache` for a built-in."""
+  from jbai import oracle
+  solve = functools.partial(oracle.exact_solve, family)
+  if not builtin:
+    return solve
+  return program_cache.jit(solve, ("exact_solve", _static(family)),
+                           lambda means: jax.tree.structure((0, 0)))
+
+
 @functools.lru_cache(maxsize=256)
 def _optimum(family: Family, means: tuple, dtype: str) -> tuple:
   del dtype  # a key only: the oracle computes in the default float dtype
-  from jbai import oracle
-  w, gam = oracle.exact_solve(family, np.asarray(means))
+  w, gam = _exact_solve(family, _builtin(family))(np.asarray(means))
   return tuple(float(x) for x in np.asarray(w)), float(gam)
 
 
@@ -822,7 +888,7 @@ def optimal(family: Family, means) -> tuple:
   one instance (a sweep over beta or delta) solves the oracle once.
   """
   means = tuple(float(m) for m in np.asarray(means, float).reshape(-1))
-  return _optimum(family, means, str(jnp.zeros(()).dtype))
+  return _optimum(family, means, str(jnp.result_type(float)))
 
 
 def summarize(family: Family, means, delta: float, tau, correct, hit_cap,
