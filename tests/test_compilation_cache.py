@@ -1,7 +1,8 @@
-"""Tests of jbai.compilation_cache: JAX's persistent compilation cache, on by default.
+"""Tests of jbai.compilation_cache (JAX's persistent compilation cache, on by
+default) and jbai.program_cache (exported programs beside it).
 
-Each check runs in a fresh Python process (the cache is set up when jbai is
-imported, and JAX reads it once per process), with its own cache directory.
+Each check of a cache runs in a fresh Python process (the cache is set up when
+jbai is imported, and JAX reads it once per process), with its own cache directory.
 """
 
 import json
@@ -9,8 +10,11 @@ import os
 import subprocess
 import sys
 
+import numpy as np
+import pytest
+
 import jbai
-from jbai import compilation_cache
+from jbai import compilation_cache, program_cache
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(jbai.__file__)))
 
@@ -88,3 +92,124 @@ def test_default_dir(monkeypatch):
   monkeypatch.delenv("XDG_CACHE_HOME")
   assert compilation_cache.default_dir() == os.path.join(
       os.path.expanduser("~"), ".cache", "jbai", "jax")
+
+
+# --------------------------------------------------------------------------
+# The program cache (jbai.program_cache): exported chunk programs on disk.
+
+# Runs one small simulation and prints how many times the chunk program was
+# traced, its results and the exported programs on disk. FAMILY is replaced by
+# the family's expression.
+SIMULATE = """
+import json, os, jax
+import jbai
+from jbai import engine, program_cache
+traces = [0]
+build = engine.build_chunk
+
+def counting(*args):
+  chunk_fn = build(*args)
+  def traced(*a, **k):  # runs only when the chunk program is traced
+    traces[0] += 1
+    return chunk_fn(*a, **k)
+  return traced
+
+engine.build_chunk = counting
+res = jbai.simulate(jax.random.key(1), FAMILY, [1.0, 0.5, 0.4], "itcb", 0.1, 20, lanes=LANES,
+                    chunk=64)
+folder = program_cache.directory()
+print(json.dumps({"traces": traces[0], "tau": res.tau.tolist(), "counts": res.counts.tolist(),
+                  "summary": res.summary, "dir": folder,
+                  "programs": sorted(os.listdir(folder)) if folder and os.path.isdir(folder)
+                              else []}))
+"""
+
+GAUSSIAN = "jbai.families.gaussian()"
+# Equal to the built-in Gaussian by name and parameters (Family.__eq__), but its own
+# sampler (twice the noise): it must never load the built-in's program.
+NOISIER = ("jbai.families.gaussian()._replace("
+           "sample=lambda k, m: m + 2 * jax.random.normal(k, m.shape, m.dtype))")
+
+
+def simulate(env_update, family=GAUSSIAN, lanes=4):
+  env = {k: v for k, v in os.environ.items()
+         if k not in (compilation_cache.ENV_DIR, compilation_cache.ENV_OFF,
+                      "JAX_COMPILATION_CACHE_DIR", "JAX_ENABLE_X64")}
+  env.update(env_update)
+  env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+  env["JAX_PLATFORMS"] = "cpu"
+  program = SIMULATE.replace("FAMILY", family).replace("LANES", str(lanes))
+  out = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True,
+                       text=True, check=True)
+  return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def results(run):
+  return run["tau"], run["counts"], run["summary"]
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory):
+  """A cache directory after one run, and that run."""
+  cache = str(tmp_path_factory.mktemp("programs") / "cache")
+  return cache, simulate({compilation_cache.ENV_DIR: cache})
+
+
+def test_a_second_process_loads_the_exported_chunk(filled):
+  cache, first = filled
+  assert first["dir"] == cache + "-programs"
+  assert first["traces"] == 1 and len(first["programs"]) == 2  # the chunk, the oracle
+  second = simulate({compilation_cache.ENV_DIR: cache})
+  assert second["traces"] == 0  # loaded: not traced
+  assert set(second["programs"]) == set(first["programs"])
+  off = simulate({compilation_cache.ENV_OFF: "1"})
+  assert off["traces"] == 1 and off["dir"] is None and off["programs"] == []
+  assert results(second) == results(first) == results(off)  # bit for bit
+
+
+def test_another_program_misses(filled):
+  cache, first = filled
+  other = simulate({compilation_cache.ENV_DIR: cache}, lanes=8)
+  assert other["traces"] == 1
+  assert len(set(other["programs"]) - set(first["programs"])) == 1  # its own chunk
+
+
+def test_a_users_family_bypasses_the_cache(filled):
+  cache, first = filled
+  before = set(os.listdir(cache + "-programs"))
+  mine = simulate({compilation_cache.ENV_DIR: cache}, family=NOISIER)
+  assert mine["traces"] == 1 and set(mine["programs"]) == before
+  assert mine["tau"] != first["tau"]
+
+
+def test_builtin_tells_jbais_own_from_a_users():
+  g = jbai.families.gaussian()
+  for name, factory in jbai.families.BUILTIN.items():
+    assert program_cache.builtin(factory(), jbai.families.BUILTIN), name
+  for name in jbai.rules.RULES:
+    rule = jbai.rules.get(name, beta=0.3, eps=0.5)
+    assert program_cache.builtin(rule, jbai.rules.RULES), name
+  for thr in (jbai.thresholds.gk16(), jbai.thresholds.kk(), jbai.thresholds.paper(eps=0.1)):
+    assert program_cache.builtin(thr, jbai.thresholds.THRESHOLDS), thr
+  assert program_cache.builtin(jbai.families.weibull(shape=0.7, curvature=0.2),
+                               jbai.families.BUILTIN)
+  users = [(g._replace(sample=lambda k, m: m), jbai.families.BUILTIN),
+           (g._replace(stat_dim=2), jbai.families.BUILTIN),
+           (g._replace(name="mine"), jbai.families.BUILTIN),
+           (jbai.rules.itcb()._replace(select=jbai.rules.tcb().select), jbai.rules.RULES),
+           (jbai.rules.Rule("mine", lambda k: (), lambda *a: (0, ())), jbai.rules.RULES),
+           (jbai.thresholds.gk16()._replace(value=lambda *a: 1.0),
+            jbai.thresholds.THRESHOLDS)]
+  for obj, registry in users:
+    assert not program_cache.builtin(obj, registry), obj
+
+
+def test_same_compares_code_and_closures():
+  def make(c):
+    return lambda x: x + c
+  assert program_cache.same(make(1.0), make(1.0))
+  assert not program_cache.same(make(1.0), make(2.0))
+  assert not program_cache.same(make(0.0), make(-0.0))
+  assert not program_cache.same(lambda x: x + 1.0, make(1.0))
+  assert program_cache.same(np.arange(3), np.arange(3))
+  assert not program_cache.same(np.arange(3), np.arange(3.0))
