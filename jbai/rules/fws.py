@@ -7,7 +7,9 @@ is the empirical best arm. It keeps the Frank-Wolfe iterate x(t) (state; uniform
 at the start) and, after the first pull of every arm, at each round t:
 
   1. forced exploration: if floor(t/K) is a perfect square, or the empirical
-     best arm is not unique, z = (1/K, ..., 1/K);
+     best arm is not unique, z = (1/K, ..., 1/K); also where the game of step 2
+     has no finite solution (a safeguard: a user family's KL may fail at a
+     near-tie), so that the iterate x never becomes NaN;
   2. else, with r_t = t^{-0.9} / K, the active set A = {j : f_j(x) < min_i f_i(x) + r_t}
      (the r_t-subdifferential of F at x is the hull of the gradients of f_j, j in A),
      z solves the zero-sum game max_{z in simplex} min_{j in A} <grad f_j(x), z - x>;
@@ -156,8 +158,10 @@ def fw_direction(family, x: jax.Array, mean: jax.Array, top: jax.Array,
   is_top = jnp.arange(num_arms) == top
   cost = transport_cost(family, x[top], mean[top], x, mean)
   f = jnp.where(is_top, jnp.inf, cost.value)
-  a = jnp.where(is_top, 0.0, family.kl(mean[top], cost.x))
-  b = jnp.where(is_top, 0.0, family.kl(mean, cost.x))
+  # The KLs are >= 0, but a family's formula may round a tiny one below 0 when
+  # two means nearly tie (Bernoulli's, in float32, at a relative gap of 1e-4).
+  a = jnp.where(is_top, 0.0, jnp.maximum(family.kl(mean[top], cost.x), 0.0))
+  b = jnp.where(is_top, 0.0, jnp.maximum(family.kl(mean, cost.x), 0.0))
   active = (f < jnp.min(f) + r) | (f <= jnp.min(f))
   z, _ = solve_bai_game(a, b, a * x[top] + b * x, active & ~is_top, top)
   return z
@@ -181,9 +185,9 @@ def fws() -> Rule:
     tf = jnp.maximum(t, 1).astype(x.dtype)
     top = leader(k_top, arm_stats)
     unique_best = jnp.sum(mean >= mean[top]) == 1
-    forced = is_square(t // num_arms) | ~unique_best
-    z = jnp.where(forced, 1.0 / num_arms,
-                  fw_direction(family, x, mean, top, tf ** -0.9 / num_arms).astype(x.dtype))
+    z = fw_direction(family, x, mean, top, tf ** -0.9 / num_arms).astype(x.dtype)
+    forced = is_square(t // num_arms) | ~unique_best | ~jnp.all(jnp.isfinite(z))
+    z = jnp.where(forced, 1.0 / num_arms, z)
     initial = jnp.min(counts) == 0
     x = jnp.where(initial, x, x * ((tf - 1) / tf) + z / tf)
     tracked = argmax_random_ties(k_arm, x / jnp.maximum(counts, 1))
