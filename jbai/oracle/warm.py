@@ -51,7 +51,9 @@ costs every lane a few more iterations at that step. A lane that hits the cap
 returns its current iterate, and the next call continues from there.
 
 Ties for the best arm follow `exact_solve` (w uniform over the tied arms,
-Gamma = 0) and leave the start unchanged. `warm_solve` is not differentiable (use
+Gamma = 0) and leave the start unchanged. A lane whose iterate is not finite
+(a near-tie that only rounding separates, in float32) gets the uniform
+allocation, Gamma = 0 and the cold start. `warm_solve` is not differentiable (use
 `exact_solve` for derivatives).
 """
 
@@ -307,8 +309,14 @@ def _solve_one(family: Family, max_iters: int, means, start: WarmStart, update):
   w_tie = (tied / jnp.sum(tied)).astype(dtype)
   new = WarmStart(top=a, v=v, q=q)
   start = jax.tree.map(lambda n_, o: jnp.where(solve, n_, o.astype(n_.dtype)), new, start)
-  return (jnp.where(tie, w_tie, w), jnp.where(tie, 0.0, gamma), start,
-          evals.astype(jnp.int32))
+  # A near-tie that `_safe_means` does not flag (KLs of rounding size, float32)
+  # can leave a non-finite iterate: such a lane gets the uniform allocation and
+  # Gamma = 0, and the cold start.
+  failed = ~(jnp.all(jnp.isfinite(w)) & jnp.isfinite(gamma))
+  w = jnp.where(tie, w_tie, jnp.where(failed, 1.0 / k, w))
+  start = start._replace(v=jnp.where(failed, cold_v(k), start.v).astype(dtype),
+                         q=jnp.where(failed, 1.0, start.q).astype(dtype))
+  return w, jnp.where(tie | failed, 0.0, gamma), start, evals.astype(jnp.int32)
 
 
 @functools.partial(jax.jit, static_argnames=("family", "max_iters"))
