@@ -11,10 +11,10 @@ ratio.png. A rule with 0 trials on an instance is left out there.
 CONFIG = {
     "instances": [
         {"name": "gaussian", "family": "gaussian", "means": [1.2, 1.0, 1.0, 1.0, 1.0],
-         "trials": {"default": 300, "tas-d": 20}, "max_steps": 2_000_000},
+         "trials": {"default": 300}, "max_steps": 2_000_000},
         {"name": "gaussian-slippage-51", "family": "gaussian",
          "means": [1.2] + [1.0] * 50,
-         "trials": {"default": 10, "tas-d": 0}, "max_steps": 4_000_000},
+         "trials": {"default": 10}, "max_steps": 4_000_000},
     ],
     "rules": [["tcb", {}], ["itcb", {}], ["tas-d", {}], ["t3c", {"beta": 0.5}]],
     "deltas": [1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-8, 1e-10, 1e-12, 1e-15, 1e-20, 1e-25,

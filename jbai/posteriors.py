@@ -142,7 +142,8 @@ class BetaLaw(NamedTuple):
   def sample(self, key, batch=()):
     """Draws of shape batch + [K]."""
     shape = tuple(batch) + self.a.shape
-    p = samplers.beta(key, jnp.broadcast_to(self.a, shape), jnp.broadcast_to(self.b, shape))
+    p = samplers.beta(key, jnp.broadcast_to(self.a, shape), jnp.broadcast_to(self.b, shape),
+                      at_least_one=True)
     return jnp.arcsin(jnp.sqrt(p))
 
   def log_norm(self):
@@ -212,7 +213,7 @@ class GammaLaw(NamedTuple):
   def sample(self, key, batch=()):
     """Draws of shape batch + [K]."""
     shape = tuple(batch) + self.shape.shape
-    rho = samplers.gamma(key, jnp.broadcast_to(self.shape, shape)) / self.rate
+    rho = samplers.gamma(key, jnp.broadcast_to(self.shape, shape), at_least_one=True) / self.rate
     return self.sign * _cube_root(rho)
 
   def log_norm(self):

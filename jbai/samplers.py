@@ -79,7 +79,7 @@ def log1p_remainder(y: jax.Array) -> jax.Array:
   return jnp.where(jnp.abs(y) < _SERIES, series, direct)
 
 
-def _standard_normal(u: jax.Array) -> jax.Array:
+def standard_normal(u: jax.Array) -> jax.Array:
   """N(0, 1) from a uniform u on [0, 1) (multiples of eps) by the inverse CDF.
 
   u + eps/2 is the midpoint grid, symmetric about 1/2 and inside (0, 1). ndtri
@@ -101,7 +101,7 @@ def normal(key: jax.Array, shape=(), dtype=None) -> jax.Array:
     Draws of that shape and dtype.
   """
   dtype = dtype or jnp.result_type(float)
-  return _standard_normal(jax.random.uniform(key, shape, dtype))
+  return standard_normal(jax.random.uniform(key, shape, dtype))
 
 
 def _uniforms(key, shape, dtype):
@@ -143,7 +143,7 @@ def _gamma_at_least_one(key, a, rounds):
 
   def propose(k):
     u_normal, u_accept = _uniforms(k, a.shape, a.dtype)
-    y = c * _standard_normal(u_normal)
+    y = c * standard_normal(u_normal)
     ok = (y > -1) & (jnp.log(u_accept) < 3 * d * log1p_remainder(y))
     return jnp.where(ok, d * (1 + y) ** 3, -1)
 
@@ -156,13 +156,17 @@ def _log_boost(key, a):
   return jnp.log(jax.random.uniform(key, a.shape, a.dtype)) / a
 
 
-def gamma(key: jax.Array, a: ArrayLike, *, rounds: int = ROUNDS) -> jax.Array:
+def gamma(key: jax.Array, a: ArrayLike, *, rounds: int = ROUNDS,
+          at_least_one: bool = False) -> jax.Array:
   """Gamma(a, 1) draws, one per element of a (a > 0), exactly and vmap-friendly.
 
   Args:
     key: a PRNG key.
     a: shape parameters, any shape; float dtype (ints become the default float).
     rounds: rejection rounds drawn for every element before the loop.
+    at_least_one: the caller guarantees a >= 1 (a conjugate posterior's shape):
+      the draw for shapes below 1 is left out of the program (the same values,
+      less work; NaN where a < 1).
 
   Returns:
     Draws of a's shape and dtype; NaN where a is not > 0.
@@ -175,18 +179,22 @@ def gamma(key: jax.Array, a: ArrayLike, *, rounds: int = ROUNDS) -> jax.Array:
   """
   a = jnp.asarray(a, _float_dtype(a))
   k_gamma, k_boost = jax.random.split(key)
+  if at_least_one:
+    return _gamma_at_least_one(k_gamma, a, rounds)
   small = a < 1
   g = _gamma_at_least_one(k_gamma, jnp.where(small & (a > 0), a + 1, a), rounds)
   return jnp.where(small, g * jnp.exp(_log_boost(k_boost, a)), g)
 
 
-def beta(key: jax.Array, a: ArrayLike, b: ArrayLike, *, rounds: int = ROUNDS) -> jax.Array:
+def beta(key: jax.Array, a: ArrayLike, b: ArrayLike, *, rounds: int = ROUNDS,
+         at_least_one: bool = False) -> jax.Array:
   """Beta(a, b) draws (a, b > 0, broadcast together), exactly and vmap-friendly.
 
   Args:
     key: a PRNG key.
     a, b: the shape parameters.
     rounds: rejection rounds drawn for every Gamma before the loop.
+    at_least_one: the caller guarantees a, b >= 1 (as `gamma`).
 
   Returns:
     Draws of the broadcast shape, in [0, 1]; NaN where a or b is not > 0.
@@ -197,6 +205,9 @@ def beta(key: jax.Array, a: ArrayLike, b: ArrayLike, *, rounds: int = ROUNDS) ->
   # One flat array of the 2 n shapes (on CPU cheaper than a stacked [2, n] one).
   ab = jnp.concatenate([a.ravel(), b.ravel()])
   k_gamma, k_boost = jax.random.split(key)
+  if at_least_one:
+    g = _gamma_at_least_one(k_gamma, ab, rounds)
+    return (g[:size] / (g[:size] + g[size:])).reshape(a.shape)
   small = ab < 1
   g = _gamma_at_least_one(k_gamma, jnp.where(small & (ab > 0), ab + 1, ab), rounds)
   # G = g U^(1/shape); the U^(1/shape) factors (1 for shapes >= 1) are divided
@@ -212,12 +223,7 @@ def beta(key: jax.Array, a: ArrayLike, b: ArrayLike, *, rounds: int = ROUNDS) ->
 def truncated_normal(key: jax.Array, lower: ArrayLike) -> jax.Array:
   """N(0, 1) conditioned on X > lower, exactly, for any real lower (vmap-friendly).
 
-  By the inverse CDF in log space, with no rejection: X solves
-  log Phi(-X) = log_p = log(1 - U) + log Phi(-lower). Where exp(log_p) is a normal
-  float, X = -ndtri(exp(log_p)); deeper in the tail (lower beyond about 13 in
-  float32, 37 in float64) Newton's method on log_ndtr(-x) = log_p from the
-  asymptotic root of -x^2/2 - log x - log(2 pi)/2 = log_p (NEWTON_STEPS steps;
-  it converges to float precision in two).
+  By the inverse CDF in log space, with no rejection (`truncated_normal_icdf`).
 
   Args:
     key: a PRNG key.
@@ -227,8 +233,20 @@ def truncated_normal(key: jax.Array, lower: ArrayLike) -> jax.Array:
     Draws of lower's shape and dtype, each >= its lower.
   """
   lower = jnp.asarray(lower, _float_dtype(lower))
+  return truncated_normal_icdf(jax.random.uniform(key, lower.shape, lower.dtype), lower)
+
+
+def truncated_normal_icdf(u: jax.Array, lower: jax.Array) -> jax.Array:
+  """The inverse CDF of N(0, 1) given X > lower at the uniforms u in [0, 1).
+
+  X solves log Phi(-X) = log_p = log(1 - U) + log Phi(-lower). Where exp(log_p)
+  is a normal float, X = -ndtri(exp(log_p)); deeper in the tail (lower beyond
+  about 13 in float32, 37 in float64) Newton's method on log_ndtr(-x) = log_p
+  from the asymptotic root of -x^2/2 - log x - log(2 pi)/2 = log_p (NEWTON_STEPS
+  steps; it converges to float precision in two). Accurate however deep the
+  tail (lower = 40 has P(X > 40) = 4e-350, below float64's range).
+  """
   dtype = lower.dtype
-  u = jax.random.uniform(key, lower.shape, dtype)
   log_p = jnp.log(1 - u) + log_ndtr(-lower)
   central = -ndtri(jnp.exp(log_p))
   half_log_2pi = 0.5 * jnp.log(jnp.asarray(2 * jnp.pi, dtype))

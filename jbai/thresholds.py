@@ -31,6 +31,7 @@ from jax.scipy.special import erf, erfc, zeta
 from jax.typing import ArrayLike
 
 from jbai.families.base import Family
+from jbai.identity import same
 from jbai.transport import golden_section
 
 
@@ -47,8 +48,10 @@ class Threshold(NamedTuple):
     return hash((self.name, self.params))
 
   def __eq__(self, other):
+    # Equal names and parameters, and functions that compute alike (as Family).
     return (isinstance(other, Threshold) and
-            (self.name, self.params) == (other.name, other.params))
+            (self.name, self.params) == (other.name, other.params) and
+            same((self.init, self.value), (other.init, other.value)))
 
 
 def _float_delta(delta: ArrayLike) -> jax.Array:

@@ -165,3 +165,14 @@ def test_marsaglia_tsang_acceptance_in_float32_at_large_shapes():
                      np.float64)
   assert abs(draws.mean() - a) < 4.5 * np.sqrt(a / N)
   assert abs(draws.var() / a - 1) < 4.5 * np.sqrt(2 / N)
+
+
+def test_at_least_one_gives_the_same_draws():
+  """Shapes >= 1 (a conjugate posterior's): the short program draws the same values."""
+  key = jax.random.key(5)
+  a = jnp.asarray([1.0, 1.5, 3.0, 40.0, 1e4])
+  b = jnp.asarray([1.0, 7.0, 1.0, 2.5, 3e3])
+  np.testing.assert_array_equal(samplers.gamma(key, a), samplers.gamma(key, a, at_least_one=True))
+  np.testing.assert_array_equal(samplers.beta(key, a, b),
+                                samplers.beta(key, a, b, at_least_one=True))
+  assert np.isnan(samplers.gamma(key, jnp.asarray([0.5]), at_least_one=True)).all()

@@ -18,6 +18,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
+from jbai.identity import same
+
 
 class Family(NamedTuple):
   """A mean-parameterised reward family.
@@ -80,9 +82,12 @@ class Family(NamedTuple):
     return hash((self.name, self.lo, self.hi, self.params))
 
   def __eq__(self, other):
+    # Equal names and parameters, and functions that compute alike: two calls of
+    # a factory are equal, a user's family that reuses a name is not.
     return (isinstance(other, Family) and
             (self.name, self.lo, self.hi, self.params) ==
-            (other.name, other.lo, other.hi, other.params))
+            (other.name, other.lo, other.hi, other.params) and
+            same(tuple(self), tuple(other)))
 
 
 def project(family: Family, m: ArrayLike) -> jax.Array:

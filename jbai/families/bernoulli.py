@@ -44,7 +44,7 @@ def bernoulli(lo: float = 0.0, hi: float = 1.0) -> Family:
 
   def sample_posterior(key, n, stats):
     s = stats[..., 0]
-    draw = samplers.beta(key, 1 + s, 1 + n.astype(s.dtype) - s)
+    draw = samplers.beta(key, 1 + s, 1 + n.astype(s.dtype) - s, at_least_one=True)
     return jnp.clip(draw, lo, hi)
 
   def posterior_law(n, stats):

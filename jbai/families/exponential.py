@@ -37,7 +37,7 @@ def exponential(lo: float = 1e-3, hi: float = 1e3) -> Family:
 
   def sample_posterior(key, n, stats):
     s = jnp.maximum(stats[..., 0], lo)
-    rate = samplers.gamma(key, 1 + n.astype(s.dtype)) / s
+    rate = samplers.gamma(key, 1 + n.astype(s.dtype), at_least_one=True) / s
     return jnp.clip(1 / rate, lo, hi)
 
   def posterior_law(n, stats):  # of the rate; the mean decreases with it

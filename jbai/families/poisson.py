@@ -42,7 +42,7 @@ def poisson(lo: float = 0.0, hi: float = 1e3) -> Family:
   def sample_posterior(key, n, stats):
     s = stats[..., 0]
     n = jnp.maximum(n, 1).astype(s.dtype)
-    draw = samplers.gamma(key, 1 + s) / n
+    draw = samplers.gamma(key, 1 + s, at_least_one=True) / n
     return jnp.clip(draw, lo, hi)
 
   def posterior_law(n, stats):

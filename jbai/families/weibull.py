@@ -113,7 +113,7 @@ def weibull(shape: float = 2.0, lo: float = 1e-3, hi: float = 1e3,
 
   def sample_posterior(key, n, stats):
     s = jnp.maximum(stats[..., 1], (lo / c) ** k)
-    rate = samplers.gamma(key, 1 + n.astype(s.dtype)) / s  # of lam^-k
+    rate = samplers.gamma(key, 1 + n.astype(s.dtype), at_least_one=True) / s  # of lam^-k
     return jnp.clip(c * rate ** (-1 / k), lo, hi)
 
   def posterior_law(n, stats):  # of the rate of lam^-k; the mean decreases with it

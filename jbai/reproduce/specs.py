@@ -75,9 +75,9 @@ PAPER = {
                 "delta": PAPER_DELTA, "threshold": "gk16", "max_steps": 1_000_000,
                 "curve_points": 193, "seed": 0},
     "ratio": {
-        "instances": [dict(RATIO_GAUSSIAN, trials={"default": 300, "tas-d": 20},
+        "instances": [dict(RATIO_GAUSSIAN, trials={"default": 300},
                            max_steps=2_000_000),
-                      dict(RATIO_SLIPPAGE, trials={"default": 10, "tas-d": 0},
+                      dict(RATIO_SLIPPAGE, trials={"default": 10},
                            max_steps=4_000_000)],
         "rules": [["tcb", {}], ["itcb", {}], ["tas-d", {}], ["t3c", {"beta": 0.5}]],
         "deltas": RATIO_DELTAS, "beta_level": 0.5, "threshold": "gk16", "seed": 0},

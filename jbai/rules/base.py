@@ -35,6 +35,7 @@ import jax
 import jax.numpy as jnp
 
 from jbai.families.base import Family
+from jbai.identity import same
 from jbai.state import ArmStats
 
 
@@ -64,8 +65,11 @@ class Rule(NamedTuple):
     return hash((self.name, self.params))
 
   def __eq__(self, other):
+    # Equal names and parameters, and select and score that compute alike (init
+    # makes the runtime state, data of the program, so it may differ).
     return (isinstance(other, Rule) and
-            (self.name, self.params) == (other.name, other.params))
+            (self.name, self.params, self.runtime) == (other.name, other.params, other.runtime)
+            and same((self.select, self.score), (other.select, other.score)))
 
 
 def no_state(num_arms: int):

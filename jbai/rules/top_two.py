@@ -181,6 +181,7 @@ def top_two_rule(name: str, params: tuple, *, leader_fn: Leader,
   """
   needs_posterior = leader_fn is ts_leader
   tuned = callable(beta)
+  beta_fn = beta if tuned else None  # what select holds: a fixed beta is state
 
   def init(num_arms):
     del num_arms
@@ -191,7 +192,7 @@ def top_two_rule(name: str, params: tuple, *, leader_fn: Leader,
       check_posterior(family, name)
     arm, score = top_two_step(key, family, arm_stats, leader_fn=leader_fn,
                               challenger_fn=challenger_fn,
-                              beta=beta if tuned else state.beta,
+                              beta=beta_fn if tuned else state.beta,
                               forced_exploration=forced_exploration)
     return arm, state if tuned else state._replace(score=state.score + score)
 

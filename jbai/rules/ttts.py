@@ -142,21 +142,23 @@ def union_proposal(key, z, lead, env: Envelopes, law):
   for the arms other than L and the chosen k. The proposal's argmax is not L
   whenever it is accepted.
   """
-  arms = jnp.arange(env.log_mass.shape[-1])
+  num_arms = env.log_mass.shape[-1]
+  arms = jnp.arange(num_arms)
   dtype = env.mu_arm.dtype
-  keys = [jax.random.fold_in(key, i) for i in range(1, 5)]
-  keys = [None] + keys
+  # One uniform array for the proposal's K + 3 uniforms (one random call, not
+  # four: on CPU each call is a kernel of its own).
+  u = jax.random.uniform(key, (num_arms + 3,), dtype)
   # k with probability M_k / sum M (Gumbel-max).
-  u = jax.random.uniform(keys[1], arms.shape, dtype, minval=jnp.finfo(dtype).tiny)
-  is_k = arms == first_max(env.log_mass - jnp.log(-jnp.log(u)))
+  gumbel = -jnp.log(-jnp.log(jnp.maximum(u[:num_arms], jnp.finfo(dtype).tiny)))
+  is_k = arms == first_max(env.log_mass + gumbel)
   var_arm, mu_lead, mu_arm = pick(is_k, jnp.stack([env.var_arm, env.mu_lead, env.mu_arm]))
   var_lead = env.var_lead
   gap = mu_arm - mu_lead
   scale = jnp.sqrt(var_lead + var_arm)
   # D = z_k - z_L ~ N(gap, scale^2) given D > 0; z_L given D.
-  t = samplers.truncated_normal(keys[2], -gap / scale)
+  t = samplers.truncated_normal_icdf(u[num_arms], -gap / scale)
   z_lead = (mu_lead - t * var_lead / scale
-            + jnp.sqrt(var_lead * var_arm) / scale * samplers.normal(keys[3], (), dtype))
+            + jnp.sqrt(var_lead * var_arm) / scale * samplers.standard_normal(u[num_arms + 1]))
   # z_k = z_L + D > z_L; kept strictly above in floating point, where a D far
   # below z_L's spacing would otherwise round z_k onto z_L.
   z_arm = jnp.maximum(z_lead + (gap + scale * t), jnp.nextafter(z_lead, jnp.inf))
@@ -173,7 +175,7 @@ def union_proposal(key, z, lead, env: Envelopes, law):
                  + env.log_arm + env.grad_arm * d_arm - d_arm**2 / (2 * env.var_arm)
                  - law.log_kernel(z))
     total = jnp.sum(jnp.where(above, jnp.exp(log_ratio), 0))
-  accepted = jax.random.uniform(keys[4], (), dtype) * total < 1
+  accepted = u[num_arms + 2] * total < 1
   return z, accepted
 
 
@@ -198,7 +200,7 @@ def exact_challenger(key, family, arm_stats, lead, active):
 
   def propose(k):
     z = law.sample(jax.random.fold_in(k, 0))
-    z_union, accepted = union_proposal(k, z, lead, env, law)
+    z_union, accepted = union_proposal(jax.random.fold_in(k, 1), z, lead, env, law)
     arm = first_max(jnp.where(use_union, z_union, z))
     ok = jnp.where(use_union, accepted, True) & (arm != lead)
     return jnp.where(ok, arm, -1)
