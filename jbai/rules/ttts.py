@@ -49,9 +49,11 @@ rates above (probability below 0.4^1000 per draw); a lane that reached it would
 take the arm of largest envelope mass M_k.
 
 Cost (benchmarks/rules.py, 2-core CPU): a step draws the posterior at least
-twice (the leader, one round) plus the envelopes: 3.0 (Gaussian, K = 20) to 11
-(Bernoulli, K = 5) times TCB's step cost, against 2 for T3C; the Beta draws
-dominate on Bernoulli instances, and the loop's extra round on their short trials.
+twice (the leader, one round) plus the envelopes: 3.3 (Gaussian, K = 20) to 6.8
+(Bernoulli, K = 5) times TCB's step cost, against 1.2 to 1.9 for T3C; the Beta
+draws and the envelopes' log-densities dominate on Bernoulli instances, and the
+loop's extra round on their short trials. A proposal takes its K + 3 uniforms
+from one random call (on CPU each call is a kernel of its own).
 
 Posterior draws in the comparison scale are not projected on Theta (the
 leader's draws, from `Family.posterior_sample`, are); the two agree whenever the
