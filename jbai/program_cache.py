@@ -39,8 +39,6 @@ from typing import Any, Callable, Optional
 
 import jax
 
-from jbai.identity import same
-
 SUFFIX = ".jaxexport"
 _VERDICTS = {}  # id(obj) -> (obj, builtin(obj)); obj is kept so that its id stays its own
 # Configuration flags that change what a function traces to.
@@ -194,8 +192,9 @@ def builtin(obj, registry: dict) -> bool:
   determine its program.
 
   The factory is called with obj's `params`, and with obj's fields of the same
-  names as its other parameters (a family's lo and hi); every field of what it
-  builds must be the `same` as obj's. Judged once per object.
+  names as its other parameters (a family's lo and hi); what it builds must equal
+  obj (equality of families, rules and thresholds compares their functions with
+  `jbai.identity.same`). Judged once per object.
   """
   hit = _VERDICTS.get(id(obj))
   if hit is None or hit[0] is not obj:
@@ -220,8 +219,7 @@ def _rebuilds(obj, registry: dict) -> bool:
     ref = _reference(factory, tuple(sorted(kwargs.items())))
   except TypeError:  # an unhashable parameter
     ref = _build(factory, tuple(sorted(kwargs.items())))
-  return type(ref) is type(obj) and all(same(getattr(obj, f), getattr(ref, f))
-                                        for f in obj._fields)
+  return type(ref) is type(obj) and ref == obj
 
 
 def _build(factory: Callable, kwargs: tuple):

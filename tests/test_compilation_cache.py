@@ -202,14 +202,3 @@ def test_builtin_tells_jbais_own_from_a_users():
             jbai.thresholds.THRESHOLDS)]
   for obj, registry in users:
     assert not program_cache.builtin(obj, registry), obj
-
-
-def test_same_compares_code_and_closures():
-  def make(c):
-    return lambda x: x + c
-  assert program_cache.same(make(1.0), make(1.0))
-  assert not program_cache.same(make(1.0), make(2.0))
-  assert not program_cache.same(make(0.0), make(-0.0))
-  assert not program_cache.same(lambda x: x + 1.0, make(1.0))
-  assert program_cache.same(np.arange(3), np.arange(3))
-  assert not program_cache.same(np.arange(3), np.arange(3.0))

@@ -37,8 +37,11 @@ def test_simulate_does_not_reuse_the_program_of_a_lookalike():
   assert not np.array_equal(run(noisy(2.0)).tau, run(noisy(3.0)).tau)
 
 
-def test_same_on_closures_and_values():
+def test_same_compares_code_closures_and_values():
   make = lambda c: (lambda x: x + c)
   assert same(make(1.0), make(1.0)) and not same(make(1.0), make(2.0))
+  assert not same(make(0.0), make(-0.0))
+  assert not same(lambda x: x + 1.0, make(1.0))
   assert same(np.arange(3), np.arange(3)) and not same(np.arange(3), np.arange(1, 4))
+  assert not same(np.arange(3), np.arange(3.0))
   assert not same(0.0, -0.0) and same(float("nan"), float("nan"))
