@@ -186,6 +186,30 @@ def gamma(key: jax.Array, a: ArrayLike, *, rounds: int = ROUNDS,
   return jnp.where(small, g * jnp.exp(_log_boost(k_boost, a)), g)
 
 
+def _gamma_pair(key, a, b, rounds, at_least_one):
+  """(G_a, G_b), independent Gamma(a) and Gamma(b) draws of the broadcast shape,
+  each scaled by the same positive factor when a shape is below 1 (so that
+  their ratios are exact and neither underflows nor is 0/0)."""
+  dtype = _float_dtype(a, b)
+  a, b = jnp.broadcast_arrays(jnp.asarray(a, dtype), jnp.asarray(b, dtype))
+  size = a.size
+  # One flat array of the 2 n shapes (on CPU cheaper than a stacked [2, n] one).
+  ab = jnp.concatenate([a.ravel(), b.ravel()])
+  k_gamma, k_boost = jax.random.split(key)
+  if at_least_one:
+    g = _gamma_at_least_one(k_gamma, ab, rounds)
+    return g[:size].reshape(a.shape), g[size:].reshape(a.shape)
+  small = ab < 1
+  g = _gamma_at_least_one(k_gamma, jnp.where(small & (ab > 0), ab + 1, ab), rounds)
+  # G = g U^(1/shape); the U^(1/shape) factors (1 for shapes >= 1) are divided
+  # by the larger of the two.
+  log_boost = jnp.where(small, _log_boost(k_boost, ab), 0)
+  ga, gb = g[:size], g[size:]
+  la, lb = log_boost[:size], log_boost[size:]
+  top = jnp.maximum(la, lb)
+  return (ga * jnp.exp(la - top)).reshape(a.shape), (gb * jnp.exp(lb - top)).reshape(a.shape)
+
+
 def beta(key: jax.Array, a: ArrayLike, b: ArrayLike, *, rounds: int = ROUNDS,
          at_least_one: bool = False) -> jax.Array:
   """Beta(a, b) draws (a, b > 0, broadcast together), exactly and vmap-friendly.
@@ -199,25 +223,17 @@ def beta(key: jax.Array, a: ArrayLike, b: ArrayLike, *, rounds: int = ROUNDS,
   Returns:
     Draws of the broadcast shape, in [0, 1]; NaN where a or b is not > 0.
   """
-  dtype = _float_dtype(a, b)
-  a, b = jnp.broadcast_arrays(jnp.asarray(a, dtype), jnp.asarray(b, dtype))
-  size = a.size
-  # One flat array of the 2 n shapes (on CPU cheaper than a stacked [2, n] one).
-  ab = jnp.concatenate([a.ravel(), b.ravel()])
-  k_gamma, k_boost = jax.random.split(key)
-  if at_least_one:
-    g = _gamma_at_least_one(k_gamma, ab, rounds)
-    return (g[:size] / (g[:size] + g[size:])).reshape(a.shape)
-  small = ab < 1
-  g = _gamma_at_least_one(k_gamma, jnp.where(small & (ab > 0), ab + 1, ab), rounds)
-  # G = g U^(1/shape); the U^(1/shape) factors (1 for shapes >= 1) are divided
-  # by the larger of the two, so that the ratio neither underflows nor is 0/0.
-  log_boost = jnp.where(small, _log_boost(k_boost, ab), 0)
-  ga, gb = g[:size], g[size:]
-  la, lb = log_boost[:size], log_boost[size:]
-  top = jnp.maximum(la, lb)
-  ga, gb = ga * jnp.exp(la - top), gb * jnp.exp(lb - top)
-  return (ga / (ga + gb)).reshape(a.shape)
+  ga, gb = _gamma_pair(key, a, b, rounds, at_least_one)
+  return ga / (ga + gb)
+
+
+def beta_odds(key: jax.Array, a: ArrayLike, b: ArrayLike, *, rounds: int = ROUNDS,
+              at_least_one: bool = False) -> jax.Array:
+  """The odds X / (1 - X) of Beta(a, b) draws X, as `beta` (the same key gives
+  the odds of the same draws): G_a / G_b, with full relative precision at both
+  ends of (0, 1), where X itself rounds to 0 or 1."""
+  ga, gb = _gamma_pair(key, a, b, rounds, at_least_one)
+  return ga / gb
 
 
 def truncated_normal(key: jax.Array, lower: ArrayLike) -> jax.Array:

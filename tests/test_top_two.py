@@ -44,7 +44,7 @@ LAWS = {
 def law_grid(law, points=20001):
   """[K, points] grid of z covering each arm's density (mode +- 40 / sqrt(kappa)),
   cut to the support."""
-  centre, width = np.asarray(law.centre()), 40 / np.sqrt(np.asarray(law.curvature()))
+  centre, width = np.asarray(law.z(law.centre())), 40 / np.sqrt(np.asarray(law.curvature()))
   grid = centre[:, None] + width[:, None] * np.linspace(-1, 1, points)[None, :]
   if isinstance(law, posteriors.BetaLaw):
     grid = np.clip(grid, 1e-12, np.pi / 2 - 1e-12)
@@ -55,8 +55,9 @@ def law_grid(law, points=20001):
 
 
 def log_density(law, z):
+  """The log-density of z (comparison scale), through the law's rank scale."""
   one = jax.tree.map(lambda x: x[:, None], law)
-  return np.asarray(one.log_norm() + one.log_kernel(jnp.asarray(z)))
+  return np.asarray(one.log_norm() + one.log_kernel(one.rank(jnp.asarray(z))))
 
 
 @pytest.mark.parametrize("name", list(LAWS))
@@ -80,19 +81,21 @@ def test_law_density_is_normalised_and_matches_scipy(name):
 
 @pytest.mark.parametrize("name", list(LAWS))
 def test_curvature_bound_and_pair_centre(name):
-  """-l'' >= kappa on the grid (autodiff of the log-kernel), l' is the gradient,
-  the centre is the mode (the Beta and Gamma ones) and pair_centre maximises the
-  sum of two log-densities."""
+  """-l'' >= kappa on the grid (autodiff of the log-kernel in z), l' is the
+  gradient, rank and z are inverse maps, the centre is the mode (the Beta and
+  Gamma ones) and pair_centre maximises the sum of two log-densities."""
   law = LAWS[name]
   num = law.curvature().shape[0]
   for i in range(num):
     one = jax.tree.map(lambda x, i=i: x[i], law)
-    kernel = lambda z, one=one: one.log_kernel(z)  # noqa: E731
+    kernel = lambda z, one=one: one.log_kernel(one.rank(z))  # noqa: E731
     z = jnp.asarray(law_grid(law, 401)[i])
+    np.testing.assert_allclose(one.z(one.rank(z)), z, rtol=1e-12, atol=1e-15)
     second = jax.vmap(jax.grad(jax.grad(kernel)))(z)
     finite = jnp.isfinite(second)
     assert bool(jnp.all(-second[finite] >= float(one.curvature()) * (1 - 1e-9)))
-    np.testing.assert_allclose(jax.vmap(jax.grad(kernel))(z), one.grad(z), rtol=1e-9, atol=1e-6)
+    np.testing.assert_allclose(jax.vmap(jax.grad(kernel))(z), one.grad(one.rank(z)), rtol=1e-9,
+                               atol=1e-6)
     assert abs(float(one.grad(one.centre()))) < 1e-6 * float(one.curvature()) ** 0.5 + 1e-8
   for i in range(num):
     for j in range(num):
@@ -108,16 +111,30 @@ def test_curvature_bound_and_pair_centre(name):
 
 
 def test_law_samples_follow_the_posterior():
-  """BetaLaw and GammaLaw draws, mapped back to p and rho: KS against SciPy."""
+  """BetaLaw and GammaLaw draws (rank scale), mapped back to p and rho: KS
+  against SciPy; the Beta's odds are those of samplers.beta's draws."""
   n = 20_000
   beta = posteriors.BetaLaw(a=jnp.asarray([31.0]), b=jnp.asarray([71.0]))
-  z = jax.jit(lambda k: beta.sample(k, (n,)))(jax.random.key(0))[:, 0]
-  assert stats.kstest(np.sin(np.asarray(z)) ** 2, stats.beta(31, 71).cdf).pvalue > ALPHA
+  odds = np.asarray(jax.jit(lambda k: beta.sample(k, (n,)))(jax.random.key(0))[:, 0])
+  assert stats.kstest(odds / (1 + odds), stats.beta(31, 71).cdf).pvalue > ALPHA
+  p = jbai.samplers.beta(jax.random.key(0), jnp.full((n, 1), 31.0), jnp.full((n, 1), 71.0),
+                         at_least_one=True)
+  np.testing.assert_allclose(odds, np.asarray(p[:, 0] / (1 - p[:, 0])), rtol=1e-6)
   gam = posteriors.GammaLaw(shape=jnp.asarray([12.0]), rate=jnp.asarray([3.0]),
                             sign=jnp.asarray([-1.0]))
-  z = jax.jit(lambda k: gam.sample(k, (n,)))(jax.random.key(1))[:, 0]
-  assert np.all(np.asarray(z) < 0)
-  assert stats.kstest(np.abs(np.asarray(z)) ** 3, stats.gamma(12, scale=1 / 3).cdf).pvalue > ALPHA
+  r = np.asarray(jax.jit(lambda k: gam.sample(k, (n,)))(jax.random.key(1))[:, 0])
+  assert np.all(r < 0)
+  assert stats.kstest(-r, stats.gamma(12, scale=1 / 3).cdf).pvalue > ALPHA
+
+
+def test_rank_is_nan_outside_the_support():
+  """A proposal outside the support (z <= 0 or z >= pi/2 for the Beta, the wrong
+  sign for the Gamma) maps to NaN, which every comparison rejects."""
+  beta = posteriors.BetaLaw(a=jnp.asarray(3.0), b=jnp.asarray(5.0))
+  assert np.all(np.isnan(np.asarray(beta.rank(jnp.asarray([-0.1, 0.0, np.pi / 2, 2.0])))))
+  gam = posteriors.GammaLaw(shape=jnp.asarray(3.0), rate=jnp.asarray(2.0), sign=jnp.asarray(-1.0))
+  assert np.all(np.isnan(np.asarray(gam.rank(jnp.asarray([0.0, 0.5])))))
+  assert float(beta.log_kernel(beta.rank(jnp.asarray(0.5)))) > -np.inf
 
 
 # ------------------------------------------------------ the exact challenger

@@ -30,6 +30,8 @@ from jbai.rules.base import Rule
 from jbai.rules.tas import check_solver
 from jbai.rules.top_two import tc_challenger, ts_leader
 
+PAIR = top_two.leader_and_challenger(ts_leader, tc_challenger)  # TS leader, TC challenger
+
 NAME = "t3c-tuned"
 
 
@@ -70,8 +72,7 @@ def t3c_tuned(solver: str = "warm") -> Rule:
     sol = oracle.warm_solve(family, arm_stats.mean, state.warm,
                             update=jnp.min(arm_stats.counts) > 0)
     beta = sol.w[jnp.argmax(arm_stats.mean)]
-    arm = top_two.top_two_arm(key, family, arm_stats, leader_fn=ts_leader,
-                              challenger_fn=tc_challenger, beta=beta,
+    arm = top_two.top_two_arm(key, family, arm_stats, pair_fn=PAIR, beta=beta,
                               forced_exploration=False)
     return arm, TunedState(warm=sol.start)
 

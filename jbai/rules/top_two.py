@@ -44,6 +44,7 @@ from jbai.transport import pair_costs
 
 Leader = Callable[[jax.Array, Family, ArmStats], jax.Array]
 Challenger = Callable[[jax.Array, Family, ArmStats, jax.Array, jax.Array], jax.Array]
+Pair = Callable[[jax.Array, jax.Array, Family, ArmStats, jax.Array], tuple]
 Beta = Union[float, jax.Array, Callable[[Family, ArmStats], jax.Array]]
 
 
@@ -120,19 +121,29 @@ def tci_challenger(key: jax.Array, family: Family, arm_stats: ArmStats,
   return argmax_random(key, -(costs + penalty))
 
 
-def top_two_step(key: jax.Array, family: Family, arm_stats: ArmStats, *,
-                 leader_fn: Leader, challenger_fn: Challenger, beta: Beta,
-                 forced_exploration: bool):
+def leader_and_challenger(leader_fn: Leader, challenger_fn: Challenger) -> Pair:
+  """The pair function of a leader and a challenger drawn apart."""
+
+  def pair(k_lead, k_chal, family, arm_stats, active):
+    lead = leader_fn(k_lead, family, arm_stats)
+    return lead, challenger_fn(k_chal, family, arm_stats, lead, active)
+
+  return pair
+
+
+def top_two_step(key: jax.Array, family: Family, arm_stats: ArmStats, *, pair_fn: Pair,
+                 beta: Beta, forced_exploration: bool):
   """One top-two step: the arm to pull and the score of its coin flip.
 
   Args:
     key: the step's key.
     family: the reward family.
     arm_stats: statistics of the rewards so far.
-    leader_fn: leader(key, family, arm_stats) -> arm.
-    challenger_fn: challenger(key, family, arm_stats, leader, active) -> arm, an
-      arm other than the leader; `active` is True when the challenger is pulled
-      this step, so that a costly challenger (TTTS) may skip its work otherwise.
+    pair_fn: pair(key_lead, key_chal, family, arm_stats, active) -> (leader,
+      challenger), the challenger an arm other than the leader; `active` is True
+      when the challenger is pulled this step, so that a costly challenger
+      (TTTS) may skip its work otherwise (`leader_and_challenger` builds it from
+      a leader and a challenger function).
     beta: probability of pulling the leader: a number, a [] array (the rule's
       state) or a function beta(family, arm_stats) -> [] (T3C with beta tuning).
     forced_exploration: pull the least-sampled arm while some arm has
@@ -149,12 +160,11 @@ def top_two_step(key: jax.Array, family: Family, arm_stats: ArmStats, *,
     explore = under_explored(counts, arm_stats.t)
   else:
     explore = jnp.min(counts) == 0  # initialisation: each arm once
-  lead = leader_fn(k_lead, family, arm_stats)
   b = beta(family, arm_stats) if callable(beta) else beta
   u = jax.random.uniform(k_coin, dtype=arm_stats.mean.dtype)
   b = jnp.asarray(b, u.dtype)
   pull_leader = u < b
-  chal = challenger_fn(k_chal, family, arm_stats, lead, ~pull_leader & ~explore)
+  lead, chal = pair_fn(k_lead, k_chal, family, arm_stats, ~pull_leader & ~explore)
   arm = jnp.where(pull_leader, lead, chal)
   score = jnp.where(explore, 0.0, jnp.where(pull_leader, 1 / b, -1 / (1 - b)))
   return jnp.where(explore, first_max(-counts), arm).astype(jnp.int32), score
@@ -165,10 +175,11 @@ def top_two_arm(key: jax.Array, family: Family, arm_stats: ArmStats, **kwargs) -
   return top_two_step(key, family, arm_stats, **kwargs)[0]
 
 
-def top_two_rule(name: str, params: tuple, *, leader_fn: Leader,
-                 challenger_fn: Challenger, beta: Beta,
+def top_two_rule(name: str, params: tuple, *, beta: Beta, leader_fn: Leader = None,
+                 challenger_fn: Challenger = None, pair_fn: Pair = None,
                  forced_exploration: bool = False) -> Rule:
-  """Builds a top-two `Rule` from its leader, challenger and beta.
+  """Builds a top-two `Rule` from its leader and challenger functions, or from
+  one function that draws both (`pair_fn`, as TTTS does), and its beta.
 
   A fixed beta (a number, validated by the caller) is the rule's state,
   `TopTwoState(beta, score)`, and a runtime parameter: rules that differ in beta
@@ -180,6 +191,8 @@ def top_two_rule(name: str, params: tuple, *, leader_fn: Leader,
   has a posterior (ValueError otherwise).
   """
   needs_posterior = leader_fn is ts_leader
+  if pair_fn is None:
+    pair_fn = leader_and_challenger(leader_fn, challenger_fn)
   tuned = callable(beta)
   beta_fn = beta if tuned else None  # what select holds: a fixed beta is state
 
@@ -190,8 +203,7 @@ def top_two_rule(name: str, params: tuple, *, leader_fn: Leader,
   def select(key, family, arm_stats, state):
     if needs_posterior:
       check_posterior(family, name)
-    arm, score = top_two_step(key, family, arm_stats, leader_fn=leader_fn,
-                              challenger_fn=challenger_fn,
+    arm, score = top_two_step(key, family, arm_stats, pair_fn=pair_fn,
                               beta=beta_fn if tuned else state.beta,
                               forced_exploration=forced_exploration)
     return arm, state if tuned else state._replace(score=state.score + score)

@@ -12,13 +12,15 @@ choice does not bias the law):
 
   * plain: draw theta from the posterior until argmax theta != L; acceptance
     P(U). Used early in a trial.
-  * union (Karp, Luby & Madras 1989): U is the union of A_k = {theta_k > theta_L},
-    k != L. With an envelope g_k >= pi_L pi_k on A_k of mass M_k, pick k with
+  * union (Karp, Luby & Madras 1989): U is the disjoint union of
+    B_k = {argmax theta = k}, k != L, and B_k lies in A_k = {theta_k > theta_L}.
+    With an envelope g_k >= pi_L pi_k on A_k of mass M_k, pick k with
     probability M_k / sum M, draw (theta_L, theta_k) from g_k restricted to A_k
-    and the other arms from their posteriors, and accept with probability
-    1 / sum_{j: theta_j > theta_L} g_j / (pi_L pi_j) (each term >= 1). Accepted
-    draws have exactly the law of theta given U; the acceptance is
-    P(U) / sum_k M_k. Used when sum_k M_k < 1, where it beats plain.
+    and the other arms from their posteriors, and accept when theta is in B_k
+    (every other arm below theta_k), with probability pi_L pi_k / g_k at the
+    draw. An accepted draw has density pi(theta) 1_U / sum M: exactly the law of
+    theta given U, and its challenger is k. The acceptance is P(U) / sum_k M_k.
+    Used when sum_k M_k < 1, where it beats plain.
 
 The envelopes come from each posterior's law in a comparison scale z where its
 log-density l is strongly concave, -l'' >= kappa (jbai.posteriors): at a
@@ -27,41 +29,47 @@ in z. So g_k is a product of two Gaussians: its mass on A_k is a normal CDF
 (log_ndtr, accurate however deep in the tail), and a draw from it restricted
 to A_k is D = z_k - z_L from a truncated normal (jbai.samplers) and z_L given D
 by Gaussian conditioning. For Gaussian posteriors the envelope is the posterior
-itself (g_j / (pi_L pi_j) = 1). The tangent points are the two modes when k's
-mode is above L's, else both at the maximiser of l_L + l_k (where the mass of
-A_k concentrates), in closed form for each law.
+itself (pi_L pi_k / g_k = 1). Both tangent points are the maximiser of
+l_L + l_k, where the mass of A_k concentrates when k is below L: the masses
+then need no point of the z scale at all (the two Gaussians' centres are
+offsets from the common tangent point), and only the chosen pair's proposal
+maps z to the rank scale and back (jbai.posteriors: the per-arm work is
+rational functions and logarithms, no trigonometric function).
 
-Rounds. A round draws the posterior once and makes one proposal. The first
-round is drawn for every lane; a lax.while_loop runs further rounds while a
-lane that pulls its challenger has none accepted (under vmap its body runs
-while any such lane remains). Per lane a round is accepted with probability
-about 0.9-0.95 late in a trial, 0.6 at worst early, when several arms compete
-(tests/test_top_two.py checks > 0.8 at P(U) = 1e-3). Measured in the engine
-(32 lanes, float32): the loop body runs 1.1 times per engine step on Bernoulli
-[0.8, 0.5, 0.3, 0.29, 0.06] at delta = 1e-8 (short trials, so many lanes are
-early), 0.10 times on Bernoulli [0.5, 0.43, 0.3, 0.2] at delta = 0.1 with kk,
-0.013 times on Gaussian [1.2, 1, 1, 1, 1] at delta = 1e-8; the largest round a
-lane needed was 7 to 9.
+Rounds. A round draws the posterior once (a call of its own: slicing one
+larger draw made XLA:CPU recompute the sampler inside every consumer's kernel)
+and makes one proposal from it: the plain sampler's theta, or the union
+sampler's other arms. The first round is drawn for every lane; a
+lax.while_loop runs further rounds while a lane that pulls its challenger has
+none accepted (under vmap its body runs while any such lane remains). Measured
+in the engine (32 lanes, float32; benchmarks/rules.py's instances): 2.9% of
+lane-steps need a second round on Bernoulli [0.8, 0.5, 0.3, 0.29, 0.06] at
+delta = 1e-8 (short trials, so many lanes are early in a trial, where the plain
+sampler's P(U) is moderate), 0.23% on Bernoulli [0.5, 0.43, 0.3, 0.2] at
+delta = 0.1 with kk; the largest rounds a lane needed were 7 and 11.
 
 The loop stops after MAX_ROUNDS = 1000 rounds, a guard against a
-floating-point failure of the acceptance test, never reached at the acceptance
-rates above (probability below 0.4^1000 per draw); a lane that reached it would
-take the arm of largest envelope mass M_k.
+floating-point failure of the acceptance test, never reached at these
+acceptance rates; a lane that reached it would take the arm of largest envelope
+mass M_k.
 
-Cost (benchmarks/rules.py, 2-core CPU): a step draws the posterior at least
-twice (the leader, one round) plus the envelopes: 3.3 (Gaussian, K = 20) to 6.8
-(Bernoulli, K = 5) times TCB's step cost, against 1.2 to 1.9 for T3C; the Beta
-draws and the envelopes' log-densities dominate on Bernoulli instances, and the
-loop's extra round on their short trials. A proposal takes its K + 3 uniforms
-from one random call (on CPU each call is a kernel of its own).
+Cost (benchmarks/rules.py, 32 lanes, 2-core CPU): about 2 to 3 TCB steps per
+step on Gaussian instances (K = 5 and 20), 2.5 to 3.5 on Bernoulli K = 20 and 4.5
+to 7 on Bernoulli K = 5. A step draws the posterior at least twice (each Beta
+arm is two Gamma draws) and evaluates the K - 1 envelope masses; on Bernoulli
+K = 5 the loop also runs on about 60% of the engine's steps.
 
-Posterior draws in the comparison scale are not projected on Theta (the
-leader's draws, from `Family.posterior_sample`, are); the two agree whenever the
+Ties: the leader and the plain sampler's argmax take the lowest index among
+equal draws (`first_max`); a tie has probability zero but for rounding.
+
+Posterior draws of the leader and of the challenger are not projected on Theta
+(T3C's, from `Family.posterior_sample`, are); the two agree whenever the
 posterior puts no mass outside Theta, as for the default Theta of every family.
 
 A family whose `posterior_sample` carries no law (a plain function, as a user's
-general family may have) gets plain re-sampling capped at `max_redraws` draws,
-and the TC challenger argmin_j W_t(L, j) at the cap.
+general family may have) gets the leader of `ts_leader` and plain re-sampling
+capped at `max_redraws` draws, with the TC challenger argmin_j W_t(L, j) at the
+cap.
 """
 
 import math
@@ -74,29 +82,41 @@ from jax.scipy.special import log_ndtr
 from jbai import samplers
 from jbai.posteriors import Posterior
 from jbai.rules.base import Rule
-from jbai.rules.top_two import (check_beta, first_max, tc_challenger, top_two_rule,
-                                ts_leader)
+from jbai.rules.top_two import (check_beta, check_posterior, first_max, tc_challenger,
+                                top_two_rule, ts_leader)
 
 MAX_ROUNDS = 1000  # guard on the rounds of the loop (never reached in practice)
 REDRAW_BATCH = 10  # posterior draws per pass of the capped loop (families without a law)
 
 
 class Envelopes(NamedTuple):
-  """The Gaussian envelopes g_k of the pairs (L, k), in the comparison scale."""
+  """The masses of the Gaussian envelopes g_k of the pairs (L, k), tangent at
+  the maximiser of l_L + l_k (in the comparison scale z)."""
 
-  law_lead: Any         # the law of L alone ([] parameters)
-  x_lead: jax.Array     # [K] tangent point of L's coordinate, per pair
-  x_arm: jax.Array      # [K] tangent point of k's coordinate
-  grad_lead: jax.Array  # [K] l_L'(x_lead)
-  grad_arm: jax.Array   # [K] l_k'(x_arm)
-  log_lead: jax.Array   # [K] L's log-kernel at x_lead (log-density minus log_norm)
-  log_arm: jax.Array    # [K] k's log-kernel at x_arm
-  mu_lead: jax.Array    # [K] centre of L's envelope Gaussian, x_lead + l_L'(x_lead) / kappa_L
-  mu_arm: jax.Array     # [K] centre of k's, x_arm + l_k'(x_arm) / kappa_k
-  var_lead: jax.Array   # [] 1 / kappa_L
-  var_arm: jax.Array    # [K] 1 / kappa_k
-  log_mass: jax.Array   # [K] log M_k, -inf at L
-  # The fields of the tangent construction are None for a quadratic law.
+  law_lead: Any        # the law of L alone ([] parameters)
+  log_mass: jax.Array  # [K] log M_k, -inf at L
+
+
+class PairEnvelope(NamedTuple):
+  """The envelope of one pair (L, k): g = exp(h_L + h_k) N(z_L; mu_L, var_L)
+  N(z_k; mu_k, var_k) 2 pi sqrt(var_L var_k), h = l(x) + l'(x)^2 var / 2,
+  mu = x + l'(x) var, with the common tangent point x (rank scale: meet).
+  Every field has the shape of the laws' parameters."""
+
+  meet: jax.Array
+  grad_lead: jax.Array  # l_L'(x)
+  grad_arm: jax.Array   # l_k'(x)
+  log_lead: jax.Array   # L's log-kernel at x (log-density minus log_norm)
+  log_arm: jax.Array    # k's log-kernel at x
+  var_lead: jax.Array   # 1 / kappa_L
+  var_arm: jax.Array    # 1 / kappa_k
+
+
+def pair_envelope(law_lead, law_arm) -> PairEnvelope:
+  """The envelope of the pairs (L, k) for the laws of L and of the k's."""
+  meet = law_lead.pair_centre(law_arm)
+  return PairEnvelope(meet, law_lead.grad(meet), law_arm.grad(meet), law_lead.log_kernel(meet),
+              law_arm.log_kernel(meet), 1 / law_lead.curvature(), 1 / law_arm.curvature())
 
 
 def pick(mask: jax.Array, x: jax.Array) -> jax.Array:
@@ -105,106 +125,95 @@ def pick(mask: jax.Array, x: jax.Array) -> jax.Array:
 
 
 def envelopes(law, lead: jax.Array) -> Envelopes:
-  """The envelopes g_k >= pi_L pi_k on {z_k > z_L} of every pair (L, k)."""
-  centre = law.centre()
-  is_lead = jnp.arange(centre.shape[-1]) == lead
+  """The masses M_k of the envelopes g_k >= pi_L pi_k on {z_k > z_L} of every
+  pair (L, k): exp(h_L + h_k) 2 pi sqrt(var_L var_k) times the normal CDF of
+  (mu_k - mu_L) / sqrt(var_L + var_k), where the tangent point cancels.
+
+  Only the masses leave this function: the proposal evaluates its one pair's
+  envelope again (`pair_envelope` on scalars), which on CPU costs less than
+  carrying the K pairs' fields to it (XLA:CPU then computes them again inside
+  every kernel that reads them).
+  """
+  is_lead = jnp.arange(law.curvature().shape[-1]) == lead
   law_lead = jax.tree.map(lambda x: pick(is_lead, x), law)
-  var_lead, var_arm = 1 / law_lead.curvature(), 1 / law.curvature()
+  e = pair_envelope(law_lead, law)
+  delta = ((e.grad_arm * e.var_arm - e.grad_lead * e.var_lead)
+           / jnp.sqrt(e.var_lead + e.var_arm))
   if law.quadratic:  # the envelope is the posterior: its mass is P(z_k > z_L)
-    mu_lead, mu_arm = law_lead.centre() + 0 * centre, centre
-    x_lead = x_arm = grad_lead = grad_arm = log_lead = log_arm = None
-    log_mass = log_ndtr((mu_arm - mu_lead) / jnp.sqrt(var_lead + var_arm))
+    log_mass = log_ndtr(delta)
   else:
-    centre_lead = law_lead.centre()
-    meet = law_lead.pair_centre(law)
-    below = centre < centre_lead
-    x_lead = jnp.where(below, meet, centre_lead)
-    x_arm = jnp.where(below, meet, centre)
-    grad_lead, grad_arm = law_lead.grad(x_lead), law.grad(x_arm)
-    log_lead, log_arm = law_lead.log_kernel(x_lead), law.log_kernel(x_arm)
-    mu_lead = x_lead + grad_lead * var_lead
-    mu_arm = x_arm + grad_arm * var_arm
-    # g_k = exp(h_L + h_k) N(z_L; mu_L, var_L) N(z_k; mu_k, var_k) 2 pi sqrt(var_L var_k),
-    # h = l(x) + l'(x)^2 / (2 kappa); its mass on {z_k > z_L} has the normal CDF.
     log_norm = law.log_norm()
-    height = (log_lead + grad_lead**2 * var_lead / 2 + log_arm + grad_arm**2 * var_arm / 2
-              + log_norm + pick(is_lead, log_norm))
-    delta = (mu_arm - mu_lead) / jnp.sqrt(var_lead + var_arm)
-    log_mass = (height + math.log(2 * math.pi) + 0.5 * jnp.log(var_lead * var_arm)
+    height = (e.log_lead + e.grad_lead**2 * e.var_lead / 2 + e.log_arm
+              + e.grad_arm**2 * e.var_arm / 2 + log_norm + pick(is_lead, log_norm))
+    log_mass = (height + math.log(2 * math.pi) + 0.5 * jnp.log(e.var_lead * e.var_arm)
                 + log_ndtr(delta))
-  log_mass = jnp.where(is_lead, -jnp.inf, log_mass)
-  return Envelopes(law_lead, x_lead, x_arm, grad_lead, grad_arm, log_lead, log_arm, mu_lead,
-                   mu_arm, var_lead, var_arm, log_mass)
+  return Envelopes(law_lead, jnp.where(is_lead, -jnp.inf, log_mass))
 
 
-def union_proposal(key, z, lead, env: Envelopes, law):
-  """One proposal of the union sampler: (z [K], accepted []).
+def union_proposal(key, others, lead, env: Envelopes, law):
+  """One proposal of the union sampler: (k [] int32, accepted []).
 
-  z: a posterior draw of every arm (comparison scale), independent of key, kept
-  for the arms other than L and the chosen k. The proposal's argmax is not L
-  whenever it is accepted.
+  others: [K] a posterior draw of every arm (rank scale), independent of key,
+  used for the arms other than L and the chosen k. When accepted, the proposal
+  is a posterior draw given argmax != L, and k is its argmax.
   """
   num_arms = env.log_mass.shape[-1]
   arms = jnp.arange(num_arms)
-  dtype = env.mu_arm.dtype
+  dtype = env.log_mass.dtype
   # One uniform array for the proposal's K + 3 uniforms (one random call, not
   # four: on CPU each call is a kernel of its own).
   u = jax.random.uniform(key, (num_arms + 3,), dtype)
+  u_k, u_t, u_n, u_a = u[:num_arms], u[num_arms], u[num_arms + 1], u[num_arms + 2]
   # k with probability M_k / sum M (Gumbel-max).
-  gumbel = -jnp.log(-jnp.log(jnp.maximum(u[:num_arms], jnp.finfo(dtype).tiny)))
-  is_k = arms == first_max(env.log_mass + gumbel)
-  var_arm, mu_lead, mu_arm = pick(is_k, jnp.stack([env.var_arm, env.mu_lead, env.mu_arm]))
-  var_lead = env.var_lead
+  gumbel = -jnp.log(-jnp.log(jnp.maximum(u_k, jnp.finfo(dtype).tiny)))
+  k = first_max(env.log_mass + gumbel)
+  is_k = arms == k
+  law_k = jax.tree.map(lambda x: pick(is_k, x), law)
+  e = pair_envelope(env.law_lead, law_k)
+  x = law_k.z(e.meet)  # the tangent point in the z scale
+  mu_lead, mu_arm = x + e.grad_lead * e.var_lead, x + e.grad_arm * e.var_arm
   gap = mu_arm - mu_lead
-  scale = jnp.sqrt(var_lead + var_arm)
+  scale = jnp.sqrt(e.var_lead + e.var_arm)
   # D = z_k - z_L ~ N(gap, scale^2) given D > 0; z_L given D.
-  t = samplers.truncated_normal_icdf(u[num_arms], -gap / scale)
-  z_lead = (mu_lead - t * var_lead / scale
-            + jnp.sqrt(var_lead * var_arm) / scale * samplers.standard_normal(u[num_arms + 1]))
-  # z_k = z_L + D > z_L; kept strictly above in floating point, where a D far
-  # below z_L's spacing would otherwise round z_k onto z_L.
-  z_arm = jnp.maximum(z_lead + (gap + scale * t), jnp.nextafter(z_lead, jnp.inf))
-  z = jnp.where(arms == lead, z_lead, jnp.where(is_k, z_arm, z))
-  above = (arms != lead) & (z > z_lead)
-  if law.quadratic:  # g_j = pi_L pi_j: every ratio is 1
-    total = jnp.sum(above.astype(dtype))
-  else:
-    # g_j / (pi_L pi_j) >= 1 at z for every j above L: both quadratic bounds minus l
-    # (an infinite ratio, outside the support, rejects).
-    d_lead, d_arm = z_lead - env.x_lead, z - env.x_arm
-    log_ratio = (env.log_lead + env.grad_lead * d_lead - d_lead**2 / (2 * var_lead)
-                 - env.law_lead.log_kernel(z_lead)
-                 + env.log_arm + env.grad_arm * d_arm - d_arm**2 / (2 * env.var_arm)
-                 - law.log_kernel(z))
-    total = jnp.sum(jnp.where(above, jnp.exp(log_ratio), 0))
-  accepted = u[num_arms + 2] * total < 1
-  return z, accepted
-
-
-def first_max_rows(x: jax.Array) -> jax.Array:
-  """first_max of every row of x [R, K]: [R] int32."""
-  num = x.shape[-1]
-  index = jnp.arange(num, dtype=jnp.int32)
-  return jnp.min(jnp.where(x >= jnp.max(x, axis=-1, keepdims=True), index, num), axis=-1)
+  t = samplers.truncated_normal_icdf(u_t, -gap / scale)
+  z_lead = (mu_lead - t * e.var_lead / scale
+            + jnp.sqrt(e.var_lead * e.var_arm) / scale * samplers.standard_normal(u_n))
+  z_arm = z_lead + (gap + scale * t)
+  r_arm = law_k.rank(z_arm)
+  # theta in B_k: every arm other than L and k below theta_k (NaN outside the support rejects).
+  rest = jnp.max(jnp.where((arms == lead) | is_k, -jnp.inf, others))
+  accepted = rest < r_arm
+  if not law.quadratic:
+    # pi_L pi_k / g_k at the draw: l minus its quadratic bound, for L and k.
+    d_lead, d_arm = z_lead - x, z_arm - x
+    log_ratio = (env.law_lead.log_kernel(env.law_lead.rank(z_lead)) - e.log_lead
+                 - e.grad_lead * d_lead + d_lead**2 / (2 * e.var_lead)
+                 + law_k.log_kernel(r_arm) - e.log_arm - e.grad_arm * d_arm
+                 + d_arm**2 / (2 * e.var_arm))
+    accepted = accepted & (u_a < jnp.exp(log_ratio))
+  return k.astype(jnp.int32), accepted
 
 
 def exact_challenger(key, family, arm_stats, lead, active):
-  """TTTS's challenger: argmax of a posterior draw given argmax != L, exactly.
+  """TTTS's challenger given the leader L, drawn exactly: [] int32.
 
   Every round draws the posterior once and makes one proposal with the sampler
-  of this step (union where sum_k M_k < 1, else plain). The first round is
-  drawn for every lane; a lax.while_loop draws further rounds while a lane that
-  pulls its challenger has none accepted.
+  of this step (union where sum_k M_k < 1, else plain); the first round is
+  drawn for every lane, and a lax.while_loop draws further rounds while a lane
+  that pulls its challenger (`active`) has none accepted.
   """
   law = family.posterior_sample.law(arm_stats.counts, arm_stats.stats)
   env = envelopes(law, lead)
   use_union = jnp.sum(jnp.exp(env.log_mass)) < 1
 
-  def propose(k):
-    z = law.sample(jax.random.fold_in(k, 0))
-    z_union, accepted = union_proposal(jax.random.fold_in(k, 1), z, lead, env, law)
-    arm = first_max(jnp.where(use_union, z_union, z))
-    ok = jnp.where(use_union, accepted, True) & (arm != lead)
+  def propose(r):
+    """Round r's challenger, or -1 where its proposal is rejected."""
+    k = jax.random.fold_in(key, r)
+    others = law.sample(jax.random.fold_in(k, 0))
+    arm_union, accepted = union_proposal(jax.random.fold_in(k, 1), others, lead, env, law)
+    arm_plain = first_max(others)
+    arm = jnp.where(use_union, arm_union, arm_plain)
+    ok = jnp.where(use_union, accepted, arm_plain != lead)
     return jnp.where(ok, arm, -1)
 
   def cond(carry):
@@ -212,13 +221,20 @@ def exact_challenger(key, family, arm_stats, lead, active):
     return active & (arm < 0) & (r < MAX_ROUNDS)
 
   def body(carry):
-    r, arm = carry
-    return r + 1, propose(jax.random.fold_in(key, r))
+    r, _ = carry
+    return r + 1, propose(r)
 
-  arm = propose(jax.random.fold_in(key, 0))
-  _, arm = jax.lax.while_loop(cond, body, (jnp.asarray(1, jnp.int32), arm))
+  _, arm = jax.lax.while_loop(cond, body, (jnp.asarray(1, jnp.int32), propose(0)))
   # The guard: the arm of largest envelope mass, the likeliest challenger.
   return jnp.where(arm < 0, first_max(env.log_mass), arm).astype(jnp.int32)
+
+
+def exact_pair(k_lead, k_chal, family, arm_stats, active):
+  """TTTS's leader, the argmax of one posterior draw (rank scale, not projected
+  on Theta), and its exact challenger: ([] L, [] J)."""
+  law = family.posterior_sample.law(arm_stats.counts, arm_stats.stats)
+  lead = first_max(law.sample(k_lead))
+  return lead, exact_challenger(k_chal, family, arm_stats, lead, active)
 
 
 def resampling_challenger(max_redraws: int):
@@ -275,10 +291,12 @@ def ttts(beta: float = 0.5, max_redraws: int = 100) -> Rule:
   max_redraws = int(max_redraws)
   capped = resampling_challenger(max_redraws)
 
-  def challenger(key, family, arm_stats, lead, active):
+  def pair(k_lead, k_chal, family, arm_stats, active):
+    check_posterior(family, "ttts")
     if isinstance(family.posterior_sample, Posterior):
-      return exact_challenger(key, family, arm_stats, lead, active)
-    return capped(key, family, arm_stats, lead, active)
+      return exact_pair(k_lead, k_chal, family, arm_stats, active)
+    lead = ts_leader(k_lead, family, arm_stats)
+    return lead, capped(k_chal, family, arm_stats, lead, active)
 
   return top_two_rule("ttts", (("beta", beta), ("max_redraws", max_redraws)),
-                      leader_fn=ts_leader, challenger_fn=challenger, beta=beta)
+                      pair_fn=pair, beta=beta)
