@@ -141,7 +141,8 @@ def test_rank_is_nan_outside_the_support():
 
 def challengers(family, stats_, lead, n, seed=0):
   fn = jax.jit(jax.vmap(
-      lambda k, s: ttts_module.exact_challenger(k, family, s, jnp.int32(lead), jnp.asarray(True)),
+      lambda k, s: ttts_module.exact_challenger(k, family.posterior_sample.law(s.counts, s.stats),
+                                                jnp.int32(lead), jnp.asarray(True)),
       in_axes=(0, None)))
   return np.asarray(fn(jax.random.split(jax.random.key(seed), n), stats_))
 
@@ -256,7 +257,8 @@ def test_inactive_lanes_return_at_once():
   the middle of a trial's initialisation (counts 0, NaN parameters)."""
   family = jbai.families.bernoulli()
   s = make_stats(family, [0, 3, 0], [0.0, 0.5, 0.0])
-  arm = jax.jit(lambda k: ttts_module.exact_challenger(k, family, s, jnp.int32(1),
+  law = family.posterior_sample.law(s.counts, s.stats)
+  arm = jax.jit(lambda k: ttts_module.exact_challenger(k, law, jnp.int32(1),
                                                        jnp.asarray(False)))(jax.random.key(0))
   assert 0 <= int(arm) < 3
 

@@ -120,7 +120,8 @@ def pair_envelope(law_lead, law_arm) -> PairEnvelope:
   """The envelope of the pairs (L, k) for the laws of L and of the k's."""
   meet = law_lead.pair_centre(law_arm)
   return PairEnvelope(meet, law_lead.grad(meet), law_arm.grad(meet), law_lead.log_kernel(meet),
-              law_arm.log_kernel(meet), 1 / law_lead.curvature(), 1 / law_arm.curvature())
+                      law_arm.log_kernel(meet), 1 / law_lead.curvature(),
+                      1 / law_arm.curvature())
 
 
 def pick(mask: jax.Array, x: jax.Array) -> jax.Array:
@@ -198,15 +199,15 @@ def union_proposal(key, others, lead, env: Envelopes, law):
   return k.astype(jnp.int32), accepted
 
 
-def exact_challenger(key, family, arm_stats, lead, active):
-  """TTTS's challenger given the leader L, drawn exactly: [] int32.
+def exact_challenger(key, law, lead, active):
+  """TTTS's challenger given the leader L and every arm's posterior law, drawn
+  exactly: [] int32.
 
   Every round draws the posterior once and makes one proposal with the sampler
   of this step (union where sum_k M_k < 1, else plain); the first round is
   drawn for every lane, and a lax.while_loop draws further rounds while a lane
   that pulls its challenger (`active`) has none accepted.
   """
-  law = family.posterior_sample.law(arm_stats.counts, arm_stats.stats)
   env = envelopes(law, lead)
   use_union = jnp.sum(jnp.exp(env.log_mass)) < 1
 
@@ -238,7 +239,7 @@ def exact_pair(k_lead, k_chal, family, arm_stats, active):
   on Theta), and its exact challenger: ([] L, [] J)."""
   law = family.posterior_sample.law(arm_stats.counts, arm_stats.stats)
   lead = first_max(law.sample(k_lead))
-  return lead, exact_challenger(k_chal, family, arm_stats, lead, active)
+  return lead, exact_challenger(k_chal, law, lead, active)
 
 
 def resampling_challenger(max_redraws: int):
