@@ -15,6 +15,10 @@ counter (x0, x1), with k2 = k0 ^ k1 ^ 0x1BD11BDA, add (k0, k1) to the counter,
 then 5 times: 4 rounds of (x0 += x1; x1 = rotl(x1, r) ^ x0) with the rotations
 (13, 15, 26, 6) or (17, 29, 16, 24), alternately, followed by the injection of
 (k_{i+1}, k_{i+2} + i + 1) (indices mod 3) after group i.
+
+`block_words` gives samplers two 32-bit words per entry from one hash: the
+counters (block, index) with block >= 1, which no fold_in, split or
+random_bits of the same key (counters (0, index)) ever hashes.
 """
 
 import math
@@ -85,6 +89,45 @@ def _random_bits(key, bit_width, shape):
 THREEFRY = jax.extend.random.define_prng_impl(
     key_shape=(2,), seed=_seed, split=_split, random_bits=_random_bits,
     fold_in=_fold_in, name="jbai_threefry2x32", tag="jfry")
+
+
+def _threefry_data(key):
+  """The uint32[2] key data of a threefry-2x32 key (jax's default implementation
+  or THREEFRY, typed or raw), or None for a key of another implementation."""
+  if not jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
+    return key if key.dtype == jnp.uint32 and key.shape == (2,) else None
+  impl = jax.random.key_impl(key)
+  if impl == "threefry2x32" or impl == THREEFRY:
+    return jax.random.key_data(key)
+  return None
+
+
+def block_words(key: jax.Array, block, shape) -> tuple:
+  """Two independent uint32 arrays of `shape`, from one hash per entry.
+
+  For a threefry-2x32 key, the two output words of the hash of the counters
+  (block, flat index of the entry): half the hashes of two random_bits calls,
+  and no key derivation per block. `block` (an int >= 1 or a traced uint32)
+  keeps these counters apart from those of every fold_in, split and
+  random_bits of the same key (block 0). For a key of another implementation,
+  the bits of fold_in(key, block).
+
+  Args:
+    key: a PRNG key (not batched: vmap for many keys).
+    block: the block number, >= 1.
+    shape: the shape of each array.
+
+  Returns:
+    (words, words), two uint32 arrays of `shape`.
+  """
+  shape = tuple(shape)
+  data = _threefry_data(key)
+  if data is None:
+    bits = jax.random.bits(jax.random.fold_in(key, block), (2,) + shape, np.uint32)
+    return bits[0], bits[1]
+  _, low = _counters(shape)
+  high = jnp.full(shape, block, np.uint32)
+  return threefry2x32(data[0], data[1], high, low)
 
 
 def wrap(data: jax.Array) -> jax.Array:

@@ -8,12 +8,14 @@ samplers here draw a fixed number of rejection rounds for every element at once
 (straight-line code), and only the rare elements that all these rounds reject
 go on in a `lax.while_loop`, whose body runs only when some element needs it.
 
-Exactness and determinism. Round r of every element is drawn from
-`fold_in(key, r)` at the element's own position, and an element keeps its first
-accepted round. So an element's value is a function of the key, its position
-and its own parameter only: not of the other elements, nor of how many rounds
-they needed, nor of `rounds` (tests/test_samplers.py checks all three). The law
-is exactly that of the rejection sampler (no cap, no fallback).
+Exactness and determinism. Round r = 1, 2, ... of every element takes its two
+uniforms from the two words of one threefry hash of the counters (r, the
+element's position) under the key (`prng.block_words`; two hashes in float64),
+and an element keeps its first accepted round. So an element's value is a
+function of the key, its position and its own parameter only: not of the
+other elements, nor of how many rounds they needed, nor of `rounds`
+(tests/test_samplers.py checks all three). The law is exactly that of the
+rejection sampler (no cap, no fallback).
 
 Gamma(a), a >= 1: Marsaglia & Tsang (2000). With d = a - 1/3, c = 1/sqrt(9d),
 x ~ N(0, 1), y = c x and v = (1 + y)^3, accept d v when y > -1 and
@@ -27,7 +29,8 @@ with probability 0.048 at a = 1, 0.018 at a = 2, 0.003 at a = 10 and about
 0.03 / a beyond, so after the ROUNDS = 2 rounds drawn for every element about
 1 element in 400 goes to the loop at a = 1, one in 10^5 at a = 10.
 
-Gamma(a), a < 1: Gamma(a + 1) U^(1/a), U uniform, drawn from its own key.
+Gamma(a), a < 1: Gamma(a + 1) U^(1/a), U uniform from the key's own
+random_bits (counters (0, position), apart from every round's).
 Beta(a, b) = G_a / (G_a + G_b), the two Gammas drawn as one flat array, and
 the U^(1/a) factors of shapes below 1 divided by the larger of the two so that
 the ratio neither underflows nor becomes 0/0.
@@ -39,7 +42,11 @@ Truncated normal N(0, 1) given X > lower: the inverse CDF in log space, with no
 rejection, accurate however deep the tail (lower = 40 has P(X > 40) = 4e-350,
 below float64's range); see `truncated_normal`.
 
-XLA:CPU notes (measured, benchmarks/rules.py and per-op timings): one random
+XLA:CPU notes (measured, benchmarks/rules.py and per-op timings): no key
+derivation per round or per draw (XLA fuses a per-lane fold_in or split into
+the per-element kernel and computes it again for every element: with it, a
+Beta draw of 5 arms for 32 lanes cost 32 us, without it 14 us;
+benchmarks/samplers.py), one random
 array per key (slicing rows of one larger random array costs several times
 more), a single array flowing through the rejection rounds (an
 (accepted, value) pair breaks the fusion of each round into one kernel), and
@@ -50,6 +57,8 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import log_ndtr, ndtri
 from jax.typing import ArrayLike
+
+from jbai import prng
 
 ROUNDS = 2  # rejection rounds drawn for every element before the loop
 _SERIES = 0.2  # |y| below which g(y) is summed as its series
@@ -104,34 +113,50 @@ def normal(key: jax.Array, shape=(), dtype=None) -> jax.Array:
   return standard_normal(jax.random.uniform(key, shape, dtype))
 
 
-def _uniforms(key, shape, dtype):
-  """Two independent uniform arrays on [0, 1), from fold_in(key, 0) and (key, 1).
+def _unit(words, dtype):
+  """Uniforms on [0, 1) from uint32 words (for float64, from (high, low) word
+  pairs): the top mantissa bits under the exponent of 1, minus 1, as
+  jax.random.uniform."""
+  finfo = jnp.finfo(dtype)
+  if finfo.bits == 64:
+    high, low = words
+    bits, uint = (high.astype(jnp.uint64) << 32) | low.astype(jnp.uint64), jnp.uint64
+  else:
+    uint = {16: jnp.uint16, 32: jnp.uint32}[finfo.bits]
+    bits = (words >> (32 - finfo.bits)).astype(uint)
+  one = jax.lax.bitcast_convert_type(jnp.ones((), dtype), uint)
+  return jax.lax.bitcast_convert_type((bits >> (finfo.bits - finfo.nmant)) | one, dtype) - 1
 
-  (One draw of shape (2,) + shape, sliced, costs several times more on CPU.)
-  """
-  return (jax.random.uniform(jax.random.fold_in(key, 0), shape, dtype),
-          jax.random.uniform(jax.random.fold_in(key, 1), shape, dtype))
+
+def _uniform_pair(key, block, shape, dtype):
+  """Two independent uniform arrays on [0, 1) for rejection round `block` >= 1:
+  the two words of one hash per entry (prng.block_words), two hashes in float64."""
+  if jnp.finfo(dtype).bits == 64:
+    return (_unit(prng.block_words(key, 2 * block - 1, shape), dtype),
+            _unit(prng.block_words(key, 2 * block, shape), dtype))
+  return tuple(_unit(w, dtype) for w in prng.block_words(key, block, shape))
 
 
-def _first_accepted(key, propose, rejected, rounds):
+def _first_accepted(propose, rejected, rounds):
   """The first accepted proposal of every element.
 
-  `propose(key_r)` returns one array: the proposal of round r where accepted and
-  the sentinel `rejected` where not. Rounds 0 .. rounds-1 are drawn for every
-  element, then a while_loop draws further rounds while some element has none
-  accepted. A single array (not an (accepted, value) pair) flows through, which
-  on CPU lets XLA fuse each round into one kernel.
+  `propose(r)` returns round r's proposals (r = 1, 2, ...) as one array: the
+  proposal where accepted and the sentinel `rejected` where not. Rounds 1 ..
+  rounds are drawn for every element, then a while_loop draws further rounds
+  while some element has none accepted. A single array (not an (accepted,
+  value) pair) flows through, which on CPU lets XLA fuse each round into one
+  kernel.
   """
-  value = propose(jax.random.fold_in(key, 0))
-  for r in range(1, rounds):
-    value = jnp.where(value == rejected, propose(jax.random.fold_in(key, r)), value)
+  value = propose(1)
+  for r in range(2, rounds + 1):
+    value = jnp.where(value == rejected, propose(r), value)
 
   def body(carry):
     r, value = carry
-    return r + 1, jnp.where(value == rejected, propose(jax.random.fold_in(key, r)), value)
+    return r + 1, jnp.where(value == rejected, propose(r), value)
 
   _, value = jax.lax.while_loop(lambda c: jnp.any(c[1] == rejected), body,
-                                (jnp.asarray(rounds, jnp.uint32), value))
+                                (jnp.asarray(rounds + 1, jnp.uint32), value))
   return value
 
 
@@ -141,18 +166,19 @@ def _gamma_at_least_one(key, a, rounds):
   d = jnp.where(valid, a, 1) - 1 / 3
   c = jax.lax.rsqrt(9 * d)
 
-  def propose(k):
-    u_normal, u_accept = _uniforms(k, a.shape, a.dtype)
+  def propose(r):
+    u_normal, u_accept = _uniform_pair(key, r, a.shape, a.dtype)
     y = c * standard_normal(u_normal)
     ok = (y > -1) & (jnp.log(u_accept) < 3 * d * log1p_remainder(y))
     return jnp.where(ok, d * (1 + y) ** 3, -1)
 
-  g = _first_accepted(key, propose, -1, rounds)
+  g = _first_accepted(propose, -1, rounds)
   return jnp.where(valid, g, jnp.nan)
 
 
 def _log_boost(key, a):
-  """log U / a with U uniform on [0, 1): Gamma(a) = Gamma(a + 1) U^(1/a)."""
+  """log U / a with U uniform on [0, 1): Gamma(a) = Gamma(a + 1) U^(1/a). (U
+  from random_bits' counters, block 0, apart from the rounds' blocks.)"""
   return jnp.log(jax.random.uniform(key, a.shape, a.dtype)) / a
 
 
@@ -178,12 +204,11 @@ def gamma(key: jax.Array, a: ArrayLike, *, rounds: int = ROUNDS,
     (3,)
   """
   a = jnp.asarray(a, _float_dtype(a))
-  k_gamma, k_boost = jax.random.split(key)
   if at_least_one:
-    return _gamma_at_least_one(k_gamma, a, rounds)
+    return _gamma_at_least_one(key, a, rounds)
   small = a < 1
-  g = _gamma_at_least_one(k_gamma, jnp.where(small & (a > 0), a + 1, a), rounds)
-  return jnp.where(small, g * jnp.exp(_log_boost(k_boost, a)), g)
+  g = _gamma_at_least_one(key, jnp.where(small & (a > 0), a + 1, a), rounds)
+  return jnp.where(small, g * jnp.exp(_log_boost(key, a)), g)
 
 
 def _gamma_pair(key, a, b, rounds, at_least_one):
@@ -195,15 +220,14 @@ def _gamma_pair(key, a, b, rounds, at_least_one):
   size = a.size
   # One flat array of the 2 n shapes (on CPU cheaper than a stacked [2, n] one).
   ab = jnp.concatenate([a.ravel(), b.ravel()])
-  k_gamma, k_boost = jax.random.split(key)
   if at_least_one:
-    g = _gamma_at_least_one(k_gamma, ab, rounds)
+    g = _gamma_at_least_one(key, ab, rounds)
     return g[:size].reshape(a.shape), g[size:].reshape(a.shape)
   small = ab < 1
-  g = _gamma_at_least_one(k_gamma, jnp.where(small & (ab > 0), ab + 1, ab), rounds)
+  g = _gamma_at_least_one(key, jnp.where(small & (ab > 0), ab + 1, ab), rounds)
   # G = g U^(1/shape); the U^(1/shape) factors (1 for shapes >= 1) are divided
   # by the larger of the two.
-  log_boost = jnp.where(small, _log_boost(k_boost, ab), 0)
+  log_boost = jnp.where(small, _log_boost(key, ab), 0)
   ga, gb = g[:size], g[size:]
   la, lb = log_boost[:size], log_boost[size:]
   top = jnp.maximum(la, lb)

@@ -51,3 +51,26 @@ def test_hash_known_answer():
   y0, y1 = prng.threefry2x32(np.uint32(0x13198A2E), np.uint32(0x03707344),
                              jnp.uint32(0x243F6A88), jnp.uint32(0x85A308D3))
   assert (int(y0), int(y1)) == (0xC4923A9C, 0x483DF7A0)
+
+
+def test_block_words_are_the_hash_of_the_block_counters():
+  """Both words of the hash of (block, index), for jax's threefry keys and
+  THREEFRY's alike; counters apart from random_bits' (block 0)."""
+  ref = jax.random.key(4)
+  data = jax.random.key_data(ref)
+  y0, y1 = prng.threefry2x32(data[0], data[1], jnp.full((2, 3), 5, jnp.uint32),
+                             jnp.arange(6, dtype=jnp.uint32).reshape(2, 3))
+  for key in (ref, prng.wrap(data), data):
+    w0, w1 = jax.jit(prng.block_words, static_argnums=2)(key, 5, (2, 3))
+    np.testing.assert_array_equal(w0, y0)
+    np.testing.assert_array_equal(w1, y1)
+  w0, _ = prng.block_words(ref, 1, (4,))
+  assert not np.isin(np.asarray(w0), np.asarray(jax.random.bits(ref, (64,)))).any()
+
+
+def test_block_words_of_another_implementation():
+  key = jax.random.key(4, impl="rbg")
+  w0, w1 = prng.block_words(key, 1, (3,))
+  assert w0.dtype == w1.dtype == jnp.uint32 and w0.shape == (3,)
+  assert (np.asarray(w0) != np.asarray(w1)).any()
+  np.testing.assert_array_equal(prng.block_words(key, 1, (3,))[0], w0)

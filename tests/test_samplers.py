@@ -176,3 +176,16 @@ def test_at_least_one_gives_the_same_draws():
   np.testing.assert_array_equal(samplers.beta(key, a, b),
                                 samplers.beta(key, a, b, at_least_one=True))
   assert np.isnan(samplers.gamma(key, jnp.asarray([0.5]), at_least_one=True)).all()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_uniforms_from_words_as_jax_random(dtype):
+  """The words-to-uniform map is jax.random.uniform's: the same bits, the same floats."""
+  key = jax.random.key(11)
+  want = jax.random.uniform(key, (1000,), dtype)
+  if dtype == jnp.float64:
+    bits = jax.random.bits(key, (1000,), jnp.uint64)
+    words = ((bits >> 32).astype(jnp.uint32), bits.astype(jnp.uint32))
+  else:
+    words = jax.random.bits(key, (1000,), jnp.uint32)
+  np.testing.assert_array_equal(samplers._unit(words, dtype), want)
