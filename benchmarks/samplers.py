@@ -21,11 +21,15 @@ import numpy as np
 
 from jbai import prng, samplers
 
-# Shapes >= 1, as a conjugate posterior's (the families' call: at_least_one).
+# Shapes >= 1, as a conjugate posterior's: the families' call (at_least_one), and
+# the general one, which also handles shapes below 1 ("-any").
 SAMPLERS = {
     "beta": (lambda key, a, b: samplers.beta(key, a, b, at_least_one=True), jax.random.beta),
+    "beta-any": (samplers.beta, jax.random.beta),
     "gamma": (lambda key, a, b: samplers.gamma(key, a, at_least_one=True),
               lambda key, a, b: jax.random.gamma(key, a)),
+    "gamma-any": (lambda key, a, b: samplers.gamma(key, a),
+                  lambda key, a, b: jax.random.gamma(key, a)),
 }
 
 
@@ -63,12 +67,12 @@ if __name__ == "__main__":
   args = parser.parse_args()
   print(f"device {jax.devices()[0].platform}, float32, {args.steps} steps, "
         "parameters 1 to 3000 changing every step")
-  print(f"{'sampler':8s} {'lanes':>6s} {'arms':>5s} {'jbai us/step':>13s} "
+  print(f"{'sampler':9s} {'lanes':>6s} {'arms':>5s} {'jbai us/step':>13s} "
         f"{'jax.random us/step':>19s} {'jax.random / jbai':>18s}")
   for name, (ours, theirs) in SAMPLERS.items():
     for lanes in map(int, args.lanes.split(",")):
       for arms in map(int, args.arms.split(",")):
         t_ours = step_time(ours, lanes, arms, args.steps)
         t_theirs = step_time(theirs, lanes, arms, args.steps)
-        print(f"{name:8s} {lanes:6d} {arms:5d} {t_ours * 1e6:13.2f} {t_theirs * 1e6:19.2f} "
+        print(f"{name:9s} {lanes:6d} {arms:5d} {t_ours * 1e6:13.2f} {t_theirs * 1e6:19.2f} "
               f"{t_theirs / t_ours:18.1f}", flush=True)
