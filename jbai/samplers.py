@@ -42,13 +42,12 @@ Truncated normal N(0, 1) given X > lower: the inverse CDF in log space, with no
 rejection, accurate however deep the tail (lower = 40 has P(X > 40) = 4e-350,
 below float64's range); see `truncated_normal`.
 
-XLA:CPU notes (measured, benchmarks/rules.py and per-op timings): no key
-derivation per round or per draw (XLA fuses a per-lane fold_in or split into
-the per-element kernel and computes it again for every element: with it, a
-Beta draw of 5 arms for 32 lanes cost 32 us, without it 14 us;
-benchmarks/samplers.py), one random
-array per key (slicing rows of one larger random array costs several times
-more), a single array flowing through the rejection rounds (an
+XLA:CPU notes (measured, benchmarks/rules.py, benchmarks/samplers.py and
+per-op timings): no key derivation per round or per draw (XLA fuses a per-lane
+fold_in or split into the per-element kernel and computes it again for every
+element: with it, a Beta draw of 5 arms for 32 lanes cost 32 us, without it
+14 us), one random array per key (slicing rows of one larger random array costs
+several times more), a single array flowing through the rejection rounds (an
 (accepted, value) pair breaks the fusion of each round into one kernel), and
 log rather than log1p / erf_inv / lgamma, which are not vectorised.
 """
