@@ -27,7 +27,9 @@ The program cache is on where the compilation cache is: `directory()` is the
 compilation cache's directory with "-programs" appended, so that
 JBAI_NO_COMPILATION_CACHE=1 switches both off and JBAI_COMPILATION_CACHE_DIR
 moves both. Like the compilation cache it is trusted code: a program read from
-it runs as it is. Nothing is ever removed from it (about 60 kB a program).
+it runs as it is. A program takes about 60 kB; reading one marks it as recently
+used (its modification time), and `jbai.compilation_cache` prunes the least
+recently used when the directory outgrows its cap.
 """
 
 import functools
@@ -120,9 +122,15 @@ def _load_or_export(jitted: Callable, args: list, path: str):
   does not export (a callback, a custom call that `jax.export` does not allow)."""
   try:
     with open(path, "rb") as f:
-      return jax.export.deserialize(bytearray(f.read()))
+      exported = jax.export.deserialize(bytearray(f.read()))
   except Exception:  # noqa: BLE001 -- no file yet, or a truncated one: export again
     pass
+  else:
+    try:
+      os.utime(path)  # recently used: the last that pruning removes
+    except OSError:
+      pass
+    return exported
   try:
     data = jax.export.export(jitted)(*args).serialize()
   except Exception:  # noqa: BLE001 -- anything export cannot handle: plain jit

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -37,7 +38,7 @@ print(json.dumps({"dir": jax.config.jax_compilation_cache_dir, **counts}))
 def run(env_update, prelude=""):
   env = {k: v for k, v in os.environ.items()
          if k not in (compilation_cache.ENV_DIR, compilation_cache.ENV_OFF,
-                      "JAX_COMPILATION_CACHE_DIR")}
+                      compilation_cache.ENV_MAX, "JAX_COMPILATION_CACHE_DIR")}
   env.update(env_update)
   env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
   env["JAX_PLATFORMS"] = "cpu"
@@ -94,6 +95,67 @@ def test_default_dir(monkeypatch):
       os.path.expanduser("~"), ".cache", "jbai", "jax")
 
 
+def entry(folder, name, size, age_s):
+  """Writes a file of `size` bytes into `folder`, last written `age_s` seconds ago."""
+  path = os.path.join(folder, name)
+  with open(path, "wb") as f:
+    f.write(b"x" * size)
+  when = time.time() - age_s
+  os.utime(path, (when, when))
+
+
+def test_prune_removes_the_least_recently_written_entries(tmp_path):
+  entry(tmp_path, "a-cache", 100, 300)
+  entry(tmp_path, "a-atime", 8, 300)  # JAX's record of a-cache's last use
+  entry(tmp_path, "b.jaxexport", 100, 200)
+  entry(tmp_path, "c-cache", 100, 100)
+  entry(tmp_path, "notes.txt", 1000, 400)  # not an entry
+  # 300 bytes of entries over a cap of 250: the oldest go until at most 187.5 remain.
+  assert compilation_cache.prune(str(tmp_path), 250) == 2
+  assert files(tmp_path) == ["c-cache", "notes.txt"]
+
+
+def test_prune_leaves_a_directory_within_its_cap(tmp_path):
+  entry(tmp_path, "a-cache", 100, 300)
+  entry(tmp_path, "b.jaxexport", 100, 100)
+  assert compilation_cache.prune(str(tmp_path), 200) == 0
+  assert files(tmp_path) == ["a-cache", "b.jaxexport"]
+
+
+def test_importing_jbai_prunes_a_cache_past_its_cap_once_a_day(tmp_path):
+  cache = tmp_path / "cache"
+  programs = tmp_path / "cache-programs"
+  for folder, suffix in ((cache, "-cache"), (programs, ".jaxexport")):
+    folder.mkdir()
+    for i in range(4):  # old3 is the oldest
+      entry(folder, f"old{i}{suffix}", 1000, 1000 + i)
+  env = {compilation_cache.ENV_DIR: str(cache), compilation_cache.ENV_MAX: "3000"}
+  out = run(env)
+  assert out["misses"] >= 1
+  for folder, suffix in ((cache, "-cache"), (programs, ".jaxexport")):
+    names = files(folder)
+    assert f"old0{suffix}" in names and f"old1{suffix}" in names
+    assert f"old2{suffix}" not in names and f"old3{suffix}" not in names
+  assert any(n.endswith("-cache") and not n.startswith("old") for n in files(cache))
+  # Checked less than a day ago: a second process leaves the directory alone.
+  entry(cache, "huge-cache", 10_000, 5000)
+  run(env)
+  assert "huge-cache" in files(cache)
+
+
+def test_the_cap_comes_from_the_environment(monkeypatch):
+  monkeypatch.delenv(compilation_cache.ENV_MAX, raising=False)
+  assert compilation_cache.max_bytes() == compilation_cache.MAX_BYTES
+  monkeypatch.setenv(compilation_cache.ENV_MAX, "5000")
+  assert compilation_cache.max_bytes() == 5000
+  monkeypatch.setenv(compilation_cache.ENV_MAX, "0")
+  assert compilation_cache.max_bytes() == 0
+  for bad in ("1GB", "-5", "2.5"):
+    monkeypatch.setenv(compilation_cache.ENV_MAX, bad)
+    with pytest.warns(UserWarning, match=repr(bad)):
+      assert compilation_cache.max_bytes() == compilation_cache.MAX_BYTES
+
+
 # --------------------------------------------------------------------------
 # The program cache (jbai.program_cache): exported chunk programs on disk.
 
@@ -120,8 +182,8 @@ res = jbai.simulate(jax.random.key(1), FAMILY, [1.0, 0.5, 0.4], "itcb", 0.1, 20,
 folder = program_cache.directory()
 print(json.dumps({"traces": traces[0], "tau": res.tau.tolist(), "counts": res.counts.tolist(),
                   "summary": res.summary, "dir": folder,
-                  "programs": sorted(os.listdir(folder)) if folder and os.path.isdir(folder)
-                              else []}))
+                  "programs": sorted(n for n in os.listdir(folder) if n.endswith(".jaxexport"))
+                              if folder and os.path.isdir(folder) else []}))
 """
 
 GAUSSIAN = "jbai.families.gaussian()"
@@ -176,7 +238,7 @@ def test_another_program_misses(filled):
 
 def test_a_users_family_bypasses_the_cache(filled):
   cache, first = filled
-  before = set(os.listdir(cache + "-programs"))
+  before = set(n for n in os.listdir(cache + "-programs") if n.endswith(program_cache.SUFFIX))
   mine = simulate({compilation_cache.ENV_DIR: cache}, family=NOISIER)
   assert mine["traces"] == 1 and set(mine["programs"]) == before
   assert mine["tau"] != first["tau"]
