@@ -39,29 +39,37 @@ rational functions and logarithms, no trigonometric function).
 Rounds. A round draws the posterior once (a call of its own: slicing one
 larger draw made XLA:CPU recompute the sampler inside every consumer's kernel)
 and makes one proposal from it: the plain sampler's theta, or the union
-sampler's other arms. The first round is drawn for every lane; a
+sampler's other arms with the first of FIT_TRIES = 2 candidate pairs that
+passes the envelope's fit test. The first round is drawn for every lane; a
 lax.while_loop runs further rounds while a lane that pulls its challenger has
 none accepted (under vmap its body runs while any such lane remains). Measured
-in the engine (32 lanes, float32; benchmarks/rules.py's instances): 2.9% of
-lane-steps need a second round on Bernoulli [0.8, 0.5, 0.3, 0.29, 0.06] at
-delta = 1e-8, 0.23% on Bernoulli [0.5, 0.43, 0.3, 0.2] at delta = 0.1 with kk;
-the largest rounds a lane needed were 7 and 11. On the first instance the union
-sampler serves 97% of the lanes that pull their challenger, and its first
-round is rejected 7.3% of the time: 5.9% by the envelope's fit (u < pi_L pi_k /
-g_k; the Beta's kappa, a global bound, is below the curvature at the mode) and
-1.5% by the comparison with the other arms. The plain sampler, on the other 3%
-(early in a trial), is rejected 19% of the time.
+in the engine with one candidate per round (32 lanes, float32;
+benchmarks/rules.py's instances): 2.9% of lane-steps needed a second round on
+Bernoulli [0.8, 0.5, 0.3, 0.29, 0.06] at delta = 1e-8, 0.23% on Bernoulli
+[0.5, 0.43, 0.3, 0.2] at delta = 0.1 with kk; the largest rounds a lane needed
+were 7 and 11. On the first instance the union sampler serves 97% of the lanes
+that pull their challenger, and its first round was rejected 7.3% of the
+time: 5.9% by the envelope's fit (u < pi_L pi_k / g_k; the Beta's kappa, a
+global bound, is below the curvature at the mode) and 1.5% by the comparison
+with the other arms. Two candidates leave about 0.35% (5.9% squared) to the
+fit, so that rejections come mostly from the comparison. The plain sampler,
+on the other 3% (early in a trial), is rejected 19% of the time. With two
+candidates TTTS ran 5 to 15% faster on that instance (interleaved runs in one
+process; the vectorised candidates' code alone, with one candidate, was about
+as fast, so XLA:CPU's kernels account for part of it) and as fast on the other
+instances.
 
 The loop stops after MAX_ROUNDS = 1000 rounds, a guard against a
 floating-point failure of the acceptance test, never reached at these
 acceptance rates; a lane that reached it would take the arm of largest envelope
 mass M_k.
 
-Cost (benchmarks/rules.py, 32 lanes, 2-core CPU): about 2 to 3 TCB steps per
-step on Gaussian instances (K = 5 and 20), 2.5 to 3.5 on Bernoulli K = 20 and 4.5
-to 7 on Bernoulli K = 5. A step draws the posterior at least twice (each Beta
-arm is two Gamma draws) and evaluates the K - 1 envelope masses; on Bernoulli
-K = 5 the loop also runs on about 60% of the engine's steps.
+Cost (benchmarks/rules.py, 32 lanes, 2-core CPU): about 1.5 to 3.5 TCB steps
+per step on Gaussian instances (K = 5 and 20) and Bernoulli K = 20, 4.5 to 6 on
+Bernoulli K = 5. A step draws the posterior at least twice (each Beta arm is
+two Gamma draws) and evaluates the K - 1 envelope masses; on Bernoulli K = 5
+the loop also runs on about 60% of the engine's steps with one candidate, and
+by the rates above on about a third with two.
 
 Ties: the leader and the plain sampler's argmax take the lowest index among
 equal draws (`first_max`); a tie has probability zero but for rounding.
@@ -90,6 +98,7 @@ from jbai.rules.top_two import (check_beta, check_posterior, first_max, tc_chall
                                 top_two_rule, ts_leader)
 
 MAX_ROUNDS = 1000  # guard on the rounds of the loop (never reached in practice)
+FIT_TRIES = 2  # candidate pairs per union proposal, the first that fits goes on
 REDRAW_BATCH = 10  # posterior draws per pass of the capped loop (families without a law)
 
 
@@ -161,19 +170,26 @@ def union_proposal(key, others, lead, env: Envelopes, law):
   others: [K] a posterior draw of every arm (rank scale), independent of key,
   used for the arms other than L and the chosen k. When accepted, the proposal
   is a posterior draw given argmax != L, and k is its argmax.
+
+  The pair (k, theta_L, theta_k) is the first of FIT_TRIES candidates that
+  passes the envelope's fit test (u < pi_L pi_k / g_k): the first success of
+  independent tries has the law of one success, so the proposal stays exact,
+  and only when every candidate fails does the round fail on the fit. The
+  candidates are vectorised ([FIT_TRIES] arrays); a quadratic law (its envelope
+  is the posterior) makes one.
   """
   num_arms = env.log_mass.shape[-1]
   arms = jnp.arange(num_arms)
   dtype = env.log_mass.dtype
-  # One uniform array for the proposal's K + 3 uniforms (one random call, not
+  tries = 1 if law.quadratic else FIT_TRIES
+  # One uniform array for every candidate's K + 3 uniforms (one random call, not
   # four: on CPU each call is a kernel of its own).
-  u = jax.random.uniform(key, (num_arms + 3,), dtype)
-  u_k, u_t, u_n, u_a = u[:num_arms], u[num_arms], u[num_arms + 1], u[num_arms + 2]
+  u = jax.random.uniform(key, (tries, num_arms + 3), dtype)
+  u_k, u_t, u_n, u_a = u[:, :num_arms], u[:, num_arms], u[:, num_arms + 1], u[:, num_arms + 2]
   # k with probability M_k / sum M (Gumbel-max).
   gumbel = -jnp.log(-jnp.log(jnp.maximum(u_k, jnp.finfo(dtype).tiny)))
-  k = first_max(env.log_mass + gumbel)
-  is_k = arms == k
-  law_k = jax.tree.map(lambda x: pick(is_k, x), law)
+  k = jax.vmap(first_max)(env.log_mass + gumbel)
+  law_k = jax.tree.map(lambda x: pick(arms == k[:, None], x), law)
   e = pair_envelope(env.law_lead, law_k)
   x = law_k.z(e.meet)  # the tangent point in the z scale
   mu_lead, mu_arm = x + e.grad_lead * e.var_lead, x + e.grad_arm * e.var_arm
@@ -185,18 +201,21 @@ def union_proposal(key, others, lead, env: Envelopes, law):
             + jnp.sqrt(e.var_lead * e.var_arm) / scale * samplers.standard_normal(u_n))
   z_arm = z_lead + (gap + scale * t)
   r_arm = law_k.rank(z_arm)
-  # theta in B_k: every arm other than L and k below theta_k (NaN outside the support rejects).
-  rest = jnp.max(jnp.where((arms == lead) | is_k, -jnp.inf, others))
-  accepted = rest < r_arm
-  if not law.quadratic:
+  if law.quadratic:
+    fits = jnp.ones(r_arm.shape, bool)
+  else:
     # pi_L pi_k / g_k at the draw: l minus its quadratic bound, for L and k.
     d_lead, d_arm = z_lead - x, z_arm - x
     log_ratio = (env.law_lead.log_kernel(env.law_lead.rank(z_lead)) - e.log_lead
                  - e.grad_lead * d_lead + d_lead**2 / (2 * e.var_lead)
                  + law_k.log_kernel(r_arm) - e.log_arm - e.grad_arm * d_arm
                  + d_arm**2 / (2 * e.var_arm))
-    accepted = accepted & (u_a < jnp.exp(log_ratio))
-  return k.astype(jnp.int32), accepted
+    fits = u_a < jnp.exp(log_ratio)
+  first = jnp.arange(tries) == first_max(fits)  # the first candidate that fits
+  arm, r_arm = pick(first, k), pick(first, r_arm)
+  # theta in B_k: every arm other than L and k below theta_k (NaN outside the support rejects).
+  rest = jnp.max(jnp.where((arms == lead) | (arms == arm), -jnp.inf, others))
+  return arm.astype(jnp.int32), jnp.any(fits) & (rest < r_arm)
 
 
 def exact_challenger(key, law, lead, active):
