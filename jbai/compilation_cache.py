@@ -35,6 +35,7 @@ program is compiled again when it is next needed.
 """
 
 import os
+import pathlib
 import time
 import warnings
 from typing import Optional
@@ -54,7 +55,8 @@ PRUNE_INTERVAL_S = 24 * 3600   # a directory is checked at most this often
 MARKER = ".jbai-pruned"        # its modification time: the last check
 # Entries: JAX's executables ("<key>-cache", with "<key>-atime" where JAX's own
 # LRU eviction is on) and jbai's exported programs.
-ENTRY_SUFFIXES = ("-cache", program_cache.SUFFIX)
+JAX_SUFFIX, ATIME_SUFFIX = "-cache", "-atime"
+ENTRY_SUFFIXES = (JAX_SUFFIX, program_cache.SUFFIX)
 
 
 def default_dir() -> str:
@@ -138,9 +140,9 @@ def prune(path: str, cap: int) -> int:
       os.remove(name)
     except OSError:
       continue  # removed by another process meanwhile
-    if name.endswith("-cache"):
+    if name.endswith(JAX_SUFFIX):
       try:
-        os.remove(name[:-len("-cache")] + "-atime")
+        os.remove(name[:-len(JAX_SUFFIX)] + ATIME_SUFFIX)
       except OSError:
         pass
     total -= size
@@ -166,8 +168,6 @@ def _tidy(paths) -> None:
       pass  # never checked
     try:
       prune(path, cap)
-      with open(marker, "w"):
-        pass
-      os.utime(marker)
+      pathlib.Path(marker).touch()
     except OSError:
       pass
