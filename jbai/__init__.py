@@ -12,7 +12,7 @@ The flat public API:
   jbai.transport_cost, jbai.gamma
 """
 
-from jbai import compilation_cache, families, oracle, rules, thresholds
+from jbai import compilation_cache, families, memory_maps, oracle, rules, thresholds
 from jbai.engine import Result, Rollout, Trace, rollout, simulate, stopping_statistic, trace
 from jbai.estimate import Difference, Estimate, estimate, finite_difference
 from jbai.families import Family

@@ -55,6 +55,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jbai import memory_maps
 from jbai import prng
 from jbai import program_cache
 from jbai import thresholds as thresholds_lib
@@ -571,6 +572,7 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
   n_lanes = int(lanes or default_lanes(max(total, 1), len(devices), devices[0].platform))
 
   builtin = _builtin(family, rule, threshold)
+  memory_maps.relieve()  # before this run's programs: see there
 
   def program(n_lanes):  # the arguments of `_compiled` for a pool of n_lanes lanes
     return (family, rule.program(), threshold, num_arms, len(deltas), n_lanes, int(chunk),
@@ -992,6 +994,7 @@ def trace(key: jax.Array, family, means, rule, horizon: int, n_trials: int,
                   rule_state=rule.init(num_arms))
   lanes = jax.vmap(lambda i: _start(family, rule, config, i, num_arms, 1, False))(
       jnp.arange(total, dtype=jnp.int32))
+  memory_maps.relieve()
   advance = _compiled_advance(family, rule.program(), num_arms)
   times = log_times(horizon, n_points)
   props, gammas, shares = [], [], []

@@ -17,6 +17,18 @@ import pytest
 
 jax.config.update("jax_enable_x64", True)
 
+from jbai import memory_maps  # noqa: E402 (jbai is imported once float64 is on)
+
+
+@pytest.fixture(autouse=True)
+def _bounded_memory_maps():
+  """One process runs every test of a tier and compiles a few thousand programs:
+  after each test, free them where they near the kernel's limit on mappings
+  (see `jbai.memory_maps`; past the limit XLA crashes with a segmentation fault)."""
+  yield
+  memory_maps.relieve()
+
+
 # Node-id prefixes of tests in the slow tier besides those decorated
 # @pytest.mark.slow.
 SLOW = (

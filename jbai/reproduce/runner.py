@@ -242,7 +242,8 @@ class Runner:
 
   def _run(self, job: dict, progress: Progress) -> dict:
     import jax
-    from jbai import engine, families, rules
+    from jbai import engine, families, memory_maps, rules
+    memory_maps.relieve()  # one process runs every job: see there
     t0, c0 = time.perf_counter(), time.process_time()
     if job["kind"] in ("simulate", "trace"):
       family = families.get(job["family"])
