@@ -992,9 +992,9 @@ def trace(key: jax.Array, family, means, rule, horizon: int, n_trials: int,
                   n_trials=jnp.asarray(n_trials, jnp.int32),
                   max_steps=jnp.asarray(horizon, jnp.int32), thr_params=None,
                   rule_state=rule.init(num_arms))
+  memory_maps.relieve()  # before this trace's programs
   lanes = jax.vmap(lambda i: _start(family, rule, config, i, num_arms, 1, False))(
       jnp.arange(total, dtype=jnp.int32))
-  memory_maps.relieve()
   advance = _compiled_advance(family, rule.program(), num_arms)
   times = log_times(horizon, n_points)
   props, gammas, shares = [], [], []

@@ -9,11 +9,12 @@ A process that compiles a few hundred programs reaches it: a sweep over rules,
 families and instances, or a test suite.
 
 `relieve()` runs where jbai starts work on the host (`jbai.simulate`,
-`jbai.trace`, each job of the reproduction): where the process holds more than FRACTION of the limit, it calls
-`jax.clear_caches()`, which frees every compiled program that no live object
-holds. A program needed again is loaded from the persistent compilation cache
-(`jbai.compilation_cache`), or compiled. Where /proc is missing (not Linux) it
-does nothing.
+`jbai.trace`, each job of the reproduction): where the process holds more than
+FRACTION of the limit, it calls `jax.clear_caches()`, which drops every compiled
+program that JAX keeps (one that a live object holds, such as a
+`jax.stages.Compiled`, stays). A program needed again is loaded from the
+persistent compilation cache (`jbai.compilation_cache`), or compiled. Where
+/proc is missing (not Linux) it does nothing.
 """
 
 from typing import Optional
