@@ -1,12 +1,13 @@
 """The kernel's limit on a process's memory mappings, and compiled programs.
 
-XLA:CPU links every compiled program into the process as many memory mappings
-(a few per kernel: several hundred for a rule's chunk program), and JAX keeps
-every program it compiled, for reuse, until `jax.clear_caches()`. Linux refuses
-a process more than vm.max_map_count mappings (65,530 by default); past it, XLA
-crashes with a segmentation fault while it loads or compiles the next program.
-A process that compiles a few hundred programs reaches it: a sweep over rules,
-families and instances, or a test suite.
+XLA:CPU links every compiled program into the process as many memory mappings (a
+few per kernel: several hundred for a rule's chunk program), and JAX keeps every
+program it compiled, for reuse, until `jax.clear_caches()`. Linux refuses a
+process more than vm.max_map_count mappings (65,530 by default); past it, XLA
+crashes with a segmentation fault while it loads or compiles the next program. A
+process that compiles a few hundred programs reaches it: a sweep over rules,
+families and instances, or a test suite. (An XLA:GPU program lives in device
+memory and adds almost no mappings.)
 
 `relieve()` runs where jbai starts work on the host (`jbai.simulate`,
 `jbai.trace`, each job of the reproduction): where the process holds more than
