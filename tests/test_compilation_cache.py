@@ -182,7 +182,7 @@ res = jbai.simulate(jax.random.key(1), FAMILY, [1.0, 0.5, 0.4], "itcb", 0.1, 20,
 folder = program_cache.directory()
 print(json.dumps({"traces": traces[0], "tau": res.tau.tolist(), "counts": res.counts.tolist(),
                   "summary": res.summary, "dir": folder,
-                  "programs": sorted(n for n in os.listdir(folder) if n.endswith(".jaxexport"))
+                  "programs": sorted(n for n in os.listdir(folder) if n.endswith(program_cache.SUFFIX))
                               if folder and os.path.isdir(folder) else []}))
 """
 
