@@ -64,12 +64,13 @@ floating-point failure of the acceptance test, never reached at these
 acceptance rates; a lane that reached it would take the arm of largest envelope
 mass M_k.
 
-Cost (benchmarks/rules.py, 32 lanes, 2-core CPU): about 1.5 to 3.5 TCB steps
-per step on Gaussian instances (K = 5 and 20) and Bernoulli K = 20, 4.5 to 6 on
-Bernoulli K = 5. A step draws the posterior at least twice (each Beta arm is
-two Gamma draws) and evaluates the K - 1 envelope masses; on Bernoulli K = 5
-the loop also runs on about 60% of the engine's steps with one candidate, and
-by the rates above on about a third with two.
+Cost (benchmarks/rules.py, 32 lanes, 2-core CPU): about 1.5 to 4.5 TCB steps
+per step on Gaussian instances (K = 5 and 20) and Bernoulli K = 20, 4.5 to 8 on
+Bernoulli K = 5, by machine. A step draws the posterior at least twice (each
+Beta arm is two Gamma draws; benchmarks/ttts_floor.py: those two draws alone
+cost 1.6 to 2.5 TCB steps on Bernoulli K = 5) and evaluates the K - 1 envelope
+masses; on Bernoulli K = 5 the loop also runs on about 60% of the engine's
+steps with one candidate, and by the rates above on about a third with two.
 
 Ties: the leader and the plain sampler's argmax take the lowest index among
 equal draws (`first_max`); a tie has probability zero but for rounding.
