@@ -83,15 +83,51 @@ def hyper(value) -> jax.Array:
   return jnp.asarray(value, jnp.result_type(float))
 
 
+TIE_ULPS = 64  # values within this many units of roundoff of the maximum tie with it
+
+
+def maxima(values: jax.Array) -> jax.Array:
+  """[K] bool: the maxima of `values` [K] up to rounding, those within TIE_ULPS
+  units of roundoff (relative) of the maximum (exactly the maxima for integer
+  and boolean values, and where the maximum is infinite).
+
+  Why not `values >= jnp.max(values)`. XLA:CPU may compute an expression again
+  inside each kernel that reads it, and the copies may round differently
+  (multiply-adds contracted in one and not in the other; seen with AVX-512,
+  where which arms fall in a vectorised loop and which in its scalar remainder
+  depends on the number of lanes). With an exact comparison the maximum, taken
+  from one copy, can then exceed every value of another (no maximum at all), and
+  arms with equal statistics, equal in exact arithmetic, tie in one program and
+  not in another, so that a trial depends on the pool size. The tolerance is
+  far above such differences and far below any that a rule's statistics
+  resolve.
+  """
+  top = jnp.max(values)
+  if not jnp.issubdtype(values.dtype, jnp.inexact):  # exact values: exact ties
+    return values >= top
+  slack = TIE_ULPS * jnp.finfo(values.dtype).eps * jnp.abs(top)
+  return values >= top - jnp.where(jnp.isinf(top), 0, slack)
+
+
+def lowest(mask: jax.Array) -> jax.Array:
+  """[] int32 lowest index where `mask` [K] holds, kept in range: K - 1 where
+  it holds nowhere (which `maxima`'s tolerance leaves to values whose copies
+  differ by more than it, under catastrophic cancellation)."""
+  num = mask.shape[-1]
+  index = jnp.arange(num, dtype=jnp.int32)
+  return jnp.minimum(jnp.min(jnp.where(mask, index, num)), num - 1)
+
+
 def argmax_ties(u: jax.Array, values: jax.Array) -> jax.Array:
-  """Index of a maximum of `values`, ties broken uniformly by one uniform u in [0, 1).
+  """Index of a maximum of `values` (up to rounding: `maxima`), ties broken
+  uniformly by one uniform u in [0, 1).
 
   Among the n maxima (in index order) it returns the floor(u * n)-th, so a single
   random number serves any number of ties.
   """
-  is_max = values >= jnp.max(values)
+  is_max = maxima(values)
   rank = jnp.floor(u * jnp.sum(is_max)).astype(jnp.int32)
-  return jnp.argmax(is_max & (jnp.cumsum(is_max) > rank)).astype(jnp.int32)
+  return lowest(is_max & (jnp.cumsum(is_max) > rank))
 
 
 def argmax_random_ties(key: jax.Array, values: jax.Array) -> jax.Array:

@@ -38,7 +38,7 @@ import jax
 import jax.numpy as jnp
 
 from jbai.families.base import Family
-from jbai.rules.base import Rule, hyper, no_state, under_explored
+from jbai.rules.base import Rule, hyper, lowest, maxima, no_state, under_explored
 from jbai.state import ArmStats
 from jbai.transport import pair_costs
 
@@ -69,7 +69,8 @@ def check_posterior(family: Family, rule_name: str) -> None:
 
 
 def argmax_random(key: jax.Array, values: jax.Array) -> jax.Array:
-  """[] int32 index of a maximum of `values` [K], ties broken uniformly at random.
+  """[] int32 index of a maximum of `values` [K] (up to rounding:
+  `jbai.rules.base.maxima`), ties broken uniformly at random.
 
   Among the maxima it takes the one with the largest of K uniforms. Written with
   plain max / min reductions: on CPU, jnp.argmax under vmap (a variadic
@@ -77,14 +78,14 @@ def argmax_random(key: jax.Array, values: jax.Array) -> jax.Array:
   more, a large share of a top-two step at K = 20.
   """
   u = jax.random.uniform(key, values.shape, jnp.result_type(float))
-  return first_max(jnp.where(values >= jnp.max(values), u, -1))
+  w = jnp.where(maxima(values), u, -1)
+  return lowest(w >= jnp.max(w))
 
 
 def first_max(values: jax.Array) -> jax.Array:
-  """[] int32 lowest index of a maximum of `values` [K] (jnp.argmax, reduction-friendly)."""
-  num_arms = values.shape[-1]
-  index = jnp.arange(num_arms, dtype=jnp.int32)
-  return jnp.min(jnp.where(values >= jnp.max(values), index, num_arms))
+  """[] int32 lowest index of a maximum of `values` [K] (up to rounding:
+  `jbai.rules.base.maxima`), with plain reductions (cheaper on CPU than jnp.argmax)."""
+  return lowest(maxima(values))
 
 
 def eb_leader(key: jax.Array, family: Family, arm_stats: ArmStats) -> jax.Array:

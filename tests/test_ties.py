@@ -1,0 +1,77 @@
+"""Choosing a maximum: ties up to rounding (`maxima`), an index always in range
+(`lowest`), and the rules' tie-breaking helpers built on them."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy import stats
+
+import jbai
+from jbai import engine, prng
+from jbai.rules.base import TIE_ULPS, argmax_ties, lowest, maxima
+from jbai.rules.top_two import argmax_random, first_max, tci_challenger
+from jbai.state import arm_stats
+
+
+def test_lowest_is_the_first_index_that_holds_and_stays_in_range():
+  assert int(lowest(jnp.array([False, True, True]))) == 1
+  assert int(lowest(jnp.array([False, False, False]))) == 2
+  np.testing.assert_array_equal(jax.jit(jax.vmap(lowest))(jnp.array([[True, False], [False, True]])),
+                                [0, 1])
+
+
+@pytest.mark.parametrize("dtype", [jnp.float32, jnp.float64])
+def test_maxima_tie_values_equal_up_to_rounding(dtype):
+  top = jnp.asarray(-3.114605745656632, dtype)
+  eps = jnp.finfo(dtype).eps
+  below = lambda k: top - k * eps * jnp.abs(top)
+  values = jnp.stack([below(TIE_ULPS // 2), top, below(2), below(4 * TIE_ULPS), jnp.asarray(-jnp.inf, dtype)])
+  np.testing.assert_array_equal(maxima(values), [True, True, True, False, False])
+  np.testing.assert_array_equal(maxima(jnp.full(3, -jnp.inf, dtype)), [True] * 3)
+  np.testing.assert_array_equal(maxima(jnp.array([0.0, 0.0, -1e-30], dtype)), [True, True, False])
+  np.testing.assert_array_equal(maxima(jnp.array([1.0, jnp.inf, jnp.inf], dtype)), [False, True, True])
+  np.testing.assert_array_equal(maxima(jnp.array([3, 7, 7], jnp.int32)), [False, True, True])
+
+
+def test_tie_breaking_is_uniform_over_the_maxima():
+  """Three tied maxima of five values: each helper picks each of them with
+  probability 1/3 (chi-square goodness of fit over 6,000 keys, rejected at
+  p < 1e-4), and never another arm."""
+  values = jnp.array([1.0, 2.0, 0.5, 2.0, 2.0])
+  keys = jax.random.split(jax.random.key(0), 6000)
+  picks = {
+      "argmax_random": jax.vmap(lambda k: argmax_random(k, values))(keys),
+      "argmax_ties": jax.vmap(lambda k: argmax_ties(jax.random.uniform(k), values))(keys),
+  }
+  for name, arms in picks.items():
+    counts = np.bincount(np.asarray(arms), minlength=5)
+    assert counts[[0, 2]].sum() == 0, name
+    assert stats.chisquare(counts[[1, 3, 4]]).pvalue > 1e-4, (name, counts)
+
+
+def test_first_max_is_the_lowest_index_of_the_maximum():
+  assert int(first_max(jnp.array([0.5, 2.0, 2.0, -1.0]))) == 1
+  assert int(first_max(jnp.array([0.5, 2.0, 2.0 + 1e-6, -1.0]))) == 2
+  assert int(first_max(jnp.array([False, False, True]))) == 2
+  assert int(first_max(-jnp.array([3, 1, 1], jnp.int32))) == 1
+
+
+def test_tci_challenger_compiled_is_the_eager_one():
+  """A state where XLA:CPU (AVX-512) computed the TCI values of the maximum
+  differently in two kernels, so that no arm compared >= their maximum and the
+  challenger came out as the leader (arm 0), in jit but not eagerly."""
+  with jax.enable_x64(True):
+    family = jbai.families.BUILTIN["bernoulli"]()
+    st = arm_stats(family, jnp.array([14, 12, 5], jnp.int32),
+                   jnp.array([[10.0], [6.0], [1.0]]), jnp.asarray(31, jnp.int32))
+    raw = engine._raw_key(jax.random.key(3))
+    lane_key = jax.random.key_data(jax.random.fold_in(prng.wrap(raw), 0))
+
+    def challenger(lane_key, st):
+      k_rule, _ = engine.step_keys(lane_key, st.t)
+      k_chal = jax.random.split(k_rule, 3)[2]
+      return tci_challenger(k_chal, family, st, jnp.asarray(0), True)
+
+    assert int(challenger(lane_key, st)) == 1
+    assert int(jax.jit(challenger)(lane_key, st)) == 1
