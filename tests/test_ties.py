@@ -53,6 +53,8 @@ def test_tie_breaking_is_uniform_over_the_maxima():
 def test_first_max_is_the_lowest_index_of_the_maximum():
   assert int(first_max(jnp.array([0.5, 2.0, 2.0, -1.0]))) == 1
   assert int(first_max(jnp.array([0.5, 2.0, 2.0 + 1e-6, -1.0]))) == 2
+  one_ulp = jnp.nextafter(jnp.float32(2.0), jnp.float32(3.0))
+  assert int(first_max(jnp.array([2.0, one_ulp], jnp.float32))) == 1  # exact, not up to rounding
   assert int(first_max(jnp.array([False, False, True]))) == 2
   assert int(first_max(-jnp.array([3, 1, 1], jnp.int32))) == 1
 

@@ -83,9 +83,17 @@ def argmax_random(key: jax.Array, values: jax.Array) -> jax.Array:
 
 
 def first_max(values: jax.Array) -> jax.Array:
-  """[] int32 lowest index of a maximum of `values` [K] (up to rounding:
-  `jbai.rules.base.maxima`), with plain reductions (cheaper on CPU than jnp.argmax)."""
-  return lowest(maxima(values))
+  """[] int32 lowest index of a maximum of `values` [K], with plain reductions
+  (cheaper on CPU than jnp.argmax).
+
+  For values without structural ties (posterior draws, Gumbel-perturbed
+  masses) the comparison is exact. Where XLA:CPU's copies of the values
+  disagree so that none reaches the maximum (see `jbai.rules.base.maxima`), it
+  is the lowest index of the maxima up to rounding instead.
+  """
+  num = values.shape[-1]
+  exact = jnp.min(jnp.where(values >= jnp.max(values), jnp.arange(num, dtype=jnp.int32), num))
+  return jnp.where(exact < num, exact, lowest(maxima(values)))
 
 
 def eb_leader(key: jax.Array, family: Family, arm_stats: ArmStats) -> jax.Array:
