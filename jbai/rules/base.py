@@ -109,13 +109,18 @@ def maxima(values: jax.Array) -> jax.Array:
   return values >= top - jnp.where(jnp.isinf(top), 0, slack)
 
 
+def first_index(mask: jax.Array) -> jax.Array:
+  """[] int32 lowest index where `mask` [K] holds, K where it holds nowhere
+  (one plain min-reduction)."""
+  num = mask.shape[-1]
+  return jnp.min(jnp.where(mask, jnp.arange(num, dtype=jnp.int32), num))
+
+
 def lowest(mask: jax.Array) -> jax.Array:
   """[] int32 lowest index where `mask` [K] holds, kept in range: K - 1 where
   it holds nowhere (which `maxima`'s tolerance leaves to values whose copies
   differ by more than it, under catastrophic cancellation)."""
-  num = mask.shape[-1]
-  index = jnp.arange(num, dtype=jnp.int32)
-  return jnp.minimum(jnp.min(jnp.where(mask, index, num)), num - 1)
+  return jnp.minimum(first_index(mask), mask.shape[-1] - 1)
 
 
 def argmax_ties(u: jax.Array, values: jax.Array) -> jax.Array:

@@ -38,7 +38,8 @@ import jax
 import jax.numpy as jnp
 
 from jbai.families.base import Family
-from jbai.rules.base import Rule, hyper, lowest, maxima, no_state, under_explored
+from jbai.rules.base import (Rule, first_index, hyper, lowest, maxima, no_state,
+                             under_explored)
 from jbai.state import ArmStats
 from jbai.transport import pair_costs
 
@@ -91,9 +92,8 @@ def first_max(values: jax.Array) -> jax.Array:
   disagree so that none reaches the maximum (see `jbai.rules.base.maxima`), it
   is the lowest index of the maxima up to rounding instead.
   """
-  num = values.shape[-1]
-  exact = jnp.min(jnp.where(values >= jnp.max(values), jnp.arange(num, dtype=jnp.int32), num))
-  return jnp.where(exact < num, exact, lowest(maxima(values)))
+  exact = first_index(values >= jnp.max(values))  # K where no copy reaches the max
+  return jnp.where(exact < values.shape[-1], exact, lowest(maxima(values)))
 
 
 def eb_leader(key: jax.Array, family: Family, arm_stats: ArmStats) -> jax.Array:
