@@ -43,7 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jbai.rules.top_two import first_max, top_two_rule
-from jbai.rules.ttts import Envelopes, envelopes, pick, union_proposal
+from jbai.rules.ttts import Envelopes, envelopes, pick, propose
 
 from rules import INSTANCES, measure
 
@@ -67,18 +67,13 @@ def first_round_pair(masses: bool):
     if masses:
       env = envelopes(law, lead)
     else:
-      is_lead = jnp.arange(law.centre().shape[-1]) == lead
       centre = law.centre()
+      is_lead = jnp.arange(centre.shape[-1]) == lead
       stand_in = -(centre - pick(is_lead, centre)) ** 2
       env = Envelopes(jax.tree.map(lambda x: pick(is_lead, x), law),
                       jnp.where(is_lead, -jnp.inf, stand_in))
-    others = law.sample(jax.random.fold_in(k_chal, 0))
-    arm, accepted = union_proposal(jax.random.fold_in(k_chal, 1), others, lead, env, law)
-    union = jnp.sum(jnp.exp(env.log_mass)) < 1
-    plain = first_max(others)
-    arm = jnp.where(union, arm, plain)
-    ok = jnp.where(union, accepted, plain != lead)
-    return lead, jnp.where(ok, arm, first_max(env.log_mass)).astype(jnp.int32)
+    arm = propose(k_chal, law, lead, env)
+    return lead, jnp.where(arm < 0, first_max(env.log_mass), arm).astype(jnp.int32)
 
   return pair
 

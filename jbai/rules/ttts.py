@@ -219,6 +219,18 @@ def union_proposal(key, others, lead, env: Envelopes, law):
   return arm.astype(jnp.int32), jnp.any(fits) & (rest < r_arm)
 
 
+def propose(key, law, lead, env: Envelopes):
+  """One round: the challenger of one posterior draw, by the sampler of this
+  step (union where sum_k M_k < 1, else plain), or -1 where it is rejected."""
+  use_union = jnp.sum(jnp.exp(env.log_mass)) < 1
+  others = law.sample(jax.random.fold_in(key, 0))
+  arm_union, accepted = union_proposal(jax.random.fold_in(key, 1), others, lead, env, law)
+  arm_plain = first_max(others)
+  arm = jnp.where(use_union, arm_union, arm_plain)
+  ok = jnp.where(use_union, accepted, arm_plain != lead)
+  return jnp.where(ok, arm, -1)
+
+
 def exact_challenger(key, law, lead, active):
   """TTTS's challenger given the leader L and every arm's posterior law, drawn
   exactly: [] int32.
@@ -229,17 +241,10 @@ def exact_challenger(key, law, lead, active):
   that pulls its challenger (`active`) has none accepted.
   """
   env = envelopes(law, lead)
-  use_union = jnp.sum(jnp.exp(env.log_mass)) < 1
 
-  def propose(r):
+  def round_arm(r):
     """Round r's challenger, or -1 where its proposal is rejected."""
-    k = jax.random.fold_in(key, r)
-    others = law.sample(jax.random.fold_in(k, 0))
-    arm_union, accepted = union_proposal(jax.random.fold_in(k, 1), others, lead, env, law)
-    arm_plain = first_max(others)
-    arm = jnp.where(use_union, arm_union, arm_plain)
-    ok = jnp.where(use_union, accepted, arm_plain != lead)
-    return jnp.where(ok, arm, -1)
+    return propose(jax.random.fold_in(key, r), law, lead, env)
 
   def cond(carry):
     r, arm = carry
@@ -247,9 +252,9 @@ def exact_challenger(key, law, lead, active):
 
   def body(carry):
     r, _ = carry
-    return r + 1, propose(r)
+    return r + 1, round_arm(r)
 
-  _, arm = jax.lax.while_loop(cond, body, (jnp.asarray(1, jnp.int32), propose(0)))
+  _, arm = jax.lax.while_loop(cond, body, (jnp.asarray(1, jnp.int32), round_arm(0)))
   # The guard: the arm of largest envelope mass, the likeliest challenger.
   return jnp.where(arm < 0, first_max(env.log_mass), arm).astype(jnp.int32)
 
