@@ -3,7 +3,7 @@
 For TCB on Gaussian [1.2, 1, 1, 1, 1] and ITCB on Bernoulli [0.8, 0.5, 0.3, 0.29,
 0.06] (delta = 1e-8, gk16, float32), runs `jbai.simulate` with each pool size
 after a run that compiles its programs, and prints useful trial-steps per second,
-lane utilisation and the ratio to the default pool (`jbai.engine.default_lanes`).
+lane utilisation and the ratio to the default pool (`jbai.core.pool.default_lanes`).
 On a CPU the default (at most 512 lanes) is near the best; on a GPU the step's
 cost hardly grows with the lanes until the device is full.
 
@@ -15,7 +15,7 @@ import argparse
 import jax
 
 import jbai
-from jbai import engine
+from jbai.core import pool
 
 CASES = [("gaussian", [1.2, 1.0, 1.0, 1.0, 1.0], "tcb"),
          ("bernoulli", [0.8, 0.5, 0.3, 0.29, 0.06], "itcb")]
@@ -33,7 +33,7 @@ if __name__ == "__main__":
   parser.add_argument("--trials", type=int, default=32768)
   parser.add_argument("--lanes", default="64,512,4096,16384")
   args = parser.parse_args()
-  default = engine.default_lanes(args.trials)
+  default = pool.default_lanes(args.trials)
   sizes = sorted({default, *map(int, args.lanes.split(","))})
   print(f"device {jax.devices()[0].platform} ({jax.devices()[0].device_kind}), "
         f"{args.trials} trials, default pool {default} lanes")

@@ -1,4 +1,4 @@
-"""Posterior draws per second: jbai.samplers against jax.random, under vmap.
+"""Posterior draws per second: jbai.random.samplers against jax.random, under vmap.
 
 A Thompson-sampling step draws one Beta (Bernoulli arms) or Gamma (Poisson,
 exponential, Weibull arms) per arm for every lane. This times that draw alone:
@@ -7,7 +7,7 @@ exponential, Weibull arms) per arm for every lane. This times that draw alone:
 float32, and prints microseconds per step of all the lanes and the ratio of
 jax.random's sampler (jax.random.beta / gamma, a rejection loop per element) to
 jbai's (a fixed number of rounds for every element, then a loop that runs only
-when some element needs it; jbai.samplers), measured in the same process.
+when some element needs it; jbai.random.samplers), measured in the same process.
 
 Usage: python benchmarks/samplers.py [--lanes 32,512] [--arms 5,20] [--steps 2000]
 """
@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbai import prng, samplers
+from jbai.random import prng, samplers
 
 # Shapes >= 1, as a conjugate posterior's: the families' call (at_least_one), and
 # the general one, which also handles shapes below 1 ("-any").

@@ -25,7 +25,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import plain_loop  # noqa: E402
 
 import jbai  # noqa: E402
-from jbai import engine  # noqa: E402
+from jbai.core import pool as pool_lib  # noqa: E402
+from jbai.core.lane import Config  # noqa: E402
+from jbai.host import programs  # noqa: E402
 
 INSTANCES = [("gaussian", [1.2, 1.0, 1.0, 1.0, 1.0]),
              ("bernoulli", [0.8, 0.5, 0.3, 0.29, 0.06])]
@@ -64,15 +66,15 @@ def per_step_cost(num_arms, lanes=64, seconds=2.0, rule="tcb"):
   means = np.full(num_arms, 1.0)
   means[0] = 1.2
   devices = tuple(jax.local_devices())
-  fn, sharding = engine._compiled(family, rule.program(), thr, num_arms, 1, lanes, 256,
-                                  devices)
-  config = engine.Config(key=jax.random.key_data(jax.random.key(0)),
-                         means=jnp.asarray(means[None], jnp.float32),
-                         n_trials=jnp.asarray(10**6, jnp.int32),
-                         max_steps=jnp.asarray(10**8, jnp.int32),
-                         thr_params=thr.init(jnp.asarray([1e-30], jnp.float32), num_arms),
-                         rule_state=rule.init(num_arms))
-  pool = engine._initial_pool(family, rule, config, num_arms, 1, lanes)
+  fn, sharding = programs.chunk_program(family, rule.program(), thr, num_arms, 1, lanes, 256,
+                                        devices)
+  config = Config(key=jax.random.key_data(jax.random.key(0)),
+                  means=jnp.asarray(means[None], jnp.float32),
+                  n_trials=jnp.asarray(10**6, jnp.int32),
+                  max_steps=jnp.asarray(10**8, jnp.int32),
+                  thr_params=thr.init(jnp.asarray([1e-30], jnp.float32), num_arms),
+                  rule_state=rule.init(num_arms))
+  pool = pool_lib.initial_pool(family, rule, config, num_arms, 1, lanes)
   pool = jax.device_put(jax.tree.map(lambda x: jnp.broadcast_to(x, (len(devices),) + x.shape),
                                      pool), sharding)
   total = jnp.asarray(10**6, jnp.int32)
@@ -115,7 +117,7 @@ def main():
   print("\n3. Working memory (lane pool) does not depend on n_trials:")
   for n in [100, 10_000]:
     tcb = jbai.rules.tcb()
-    pool = engine._initial_pool(jbai.families.gaussian(), tcb, engine.Config(
+    pool = pool_lib.initial_pool(jbai.families.gaussian(), tcb, Config(
         key=jax.random.key_data(jax.random.key(0)), means=jnp.ones((1, 5)),
         n_trials=jnp.asarray(n), max_steps=jnp.asarray(10), thr_params=None,
         rule_state=tcb.init(5)), 5, 1, 64)

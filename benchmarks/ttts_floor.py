@@ -42,7 +42,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbai.rules.top_two import first_max, top_two_rule
+from jbai.rules.ties import first_max
+from jbai.rules.top_two import top_two_rule
 from jbai.rules.ttts import Envelopes, envelopes, pick, propose
 
 from rules import INSTANCES, measure

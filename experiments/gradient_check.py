@@ -80,6 +80,7 @@ if __name__ == "__main__":
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--trials", type=int, default=20_000)
   args = parser.parse_args()
+  jbai.enable_compilation_cache()
   rows = comparisons(args.trials)
   n = informative(rows)
   bound = bonferroni(n)

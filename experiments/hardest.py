@@ -27,10 +27,5 @@ CONFIG = {
 }
 
 if __name__ == "__main__":
-  import argparse
-
-  from jbai.reproduce import run_experiment
-
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  parser.add_argument("--out", default="results")
-  run_experiment("hardest", CONFIG, parser.parse_args().out)
+  from jbai.reproduce import script
+  script("hardest", CONFIG, __doc__)

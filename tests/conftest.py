@@ -12,19 +12,29 @@ hosts) and the smoke reproduction. Tests below marked slow by node id keep a che
 sibling (one family, one rule, one parameter) in the fast tier.
 """
 
+import os
+
 import jax
 import pytest
 
 jax.config.update("jax_enable_x64", True)
 
-from jbai import memory_maps  # noqa: E402 (jbai is imported once float64 is on)
+import jbai  # noqa: E402 (jbai is imported once float64 is on)
+from jbai.host import caches, memory_maps  # noqa: E402
+
+# JAX's persistent compilation cache, as the command line has it, in a directory of the
+# suite's own and without a cap: JAX's size cap scans the directory at every write,
+# which costs the suite's few thousand programs about 25 s.
+jbai.enable_compilation_cache(
+    os.environ.get(caches.ENV_DIR) or os.path.join(os.path.dirname(caches.default_dir()), "tests"),
+    max_bytes=-1)
 
 
 @pytest.fixture(autouse=True)
 def _bounded_memory_maps():
   """One process runs every test of a tier and compiles a few thousand programs:
   after each test, free them where they near the kernel's limit on mappings
-  (see `jbai.memory_maps`; past the limit XLA crashes with a segmentation fault)."""
+  (see `jbai.host.memory_maps`; past the limit XLA crashes with a segmentation fault)."""
   yield
   memory_maps.relieve()
 
@@ -33,6 +43,7 @@ def _bounded_memory_maps():
 # @pytest.mark.slow.
 SLOW = (
     "tests/test_tcb.py::test_allocation_converges_to_w_star",
+    "tests/test_memory_maps.py::test_relieve_frees_compiled_programs_above_the_fraction",
     "tests/test_tcb.py::test_delta_pac_with_the_kk_threshold[family0-means0-itcb]",
     "tests/test_tcb.py::test_delta_pac_with_the_kk_threshold[family1",
     "tests/test_reproduce.py::test_smoke_writes_every_file",
@@ -44,7 +55,6 @@ SLOW = (
     "tests/test_oracle_warm.py::test_warm_starts_track_the_exact_solver_along_a_trajectory[bernoulli",
     "tests/test_oracle_warm.py::test_warm_starts_track_the_exact_solver_along_a_trajectory[poisson",
     "tests/test_oracle_warm.py::test_float32_warm_is_as_accurate_as_float32_exact",
-    "tests/test_readme.py::test_differentiation_example_runs",
     "tests/test_rollout.py::test_rollout_gives_the_trials_of_simulate[bernoulli",
     "tests/test_rollout.py::test_rollout_vmaps_over_instances_and_deltas",
     "tests/test_oracle.py::test_optax_solver_agrees_with_the_exact_solver[",

@@ -153,12 +153,12 @@ def test_rules_and_deltas_side_by_side_with_common_random_numbers(capsys, tmp_pa
 
 
 def test_beta_sweep_compiles_one_program_and_prints_one_table(capsys):
-  from jbai import engine
-  before = engine._compiled.cache_info()
+  from jbai.host.programs import chunk_program
+  before = chunk_program.cache_info()
   code, out, _ = run_cli(capsys, "run", "--family", "bernoulli", "--means",
                          "0.7,0.5,0.45,0.2", "--rule", "ebtc", "--beta", "0.3,0.5,0.7",
                          "--delta", "0.1", "--trials", "12", "--max-steps", "1e5")
-  after = engine._compiled.cache_info()
+  after = chunk_program.cache_info()
   assert code == 0
   assert after.misses - before.misses == 1 and after.hits - before.hits == 2
   lines = out.splitlines()

@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 import jbai
-from jbai import engine
+from jbai.core import pool
+from jbai.host import programs
+from jbai.host import trace as trace_lib
 
 GAUSS = [1.0, 0.5, 0.4]
 
@@ -67,15 +69,15 @@ def test_batch_of_instances():
 
 
 def test_one_compilation_per_rule_family_k_threshold(monkeypatch):
-  engine._compiled.cache_clear()
-  build = engine.build_chunk
-  monkeypatch.setattr(engine, "build_chunk",
+  programs.chunk_program.cache_clear()
+  build = pool.build_chunk
+  monkeypatch.setattr(pool, "build_chunk",
                       lambda *a: chex.assert_max_traces(build(*a), n=1))
   run(means=GAUSS, delta=0.1, n_trials=10, lanes=8)
   # new means, delta, n_trials, max_steps and key: no new trace
   run(means=[0.3, 0.9, 0.1], delta=0.01, n_trials=23, lanes=8, max_steps=5000,
       key=jax.random.key(9))
-  engine._compiled.cache_clear()
+  programs.chunk_program.cache_clear()
 
 
 def test_beta_is_a_runtime_value(monkeypatch):
@@ -85,35 +87,35 @@ def test_beta_is_a_runtime_value(monkeypatch):
   rule_a, rule_b = jbai.rules.ebtc(beta=0.2), jbai.rules.ebtc(beta=0.8)
   fresh = []
   for rule in (rule_a, rule_b):
-    engine._compiled.cache_clear()
+    programs.chunk_program.cache_clear()
     fresh.append(run(**dict(kw, rule=rule)))
-  engine._compiled.cache_clear()
-  build = engine.build_chunk
-  monkeypatch.setattr(engine, "build_chunk",
+  programs.chunk_program.cache_clear()
+  build = pool.build_chunk
+  monkeypatch.setattr(pool, "build_chunk",
                       lambda *a: chex.assert_max_traces(build(*a), n=1))
   a, b = run(**dict(kw, rule=rule_a)), run(**dict(kw, rule=rule_b))
-  assert engine._compiled.cache_info().misses == 1
+  assert programs.chunk_program.cache_info().misses == 1
   for shared, alone in zip((a, b), fresh):
     np.testing.assert_array_equal(shared.tau, alone.tau)
     np.testing.assert_array_equal(shared.counts, alone.counts)
   # beta is the leader's share: the best arm gets more pulls at beta = 0.8
   share = lambda r: np.mean(r.counts[:, 0] / r.counts.sum(-1))
   assert share(b) > share(a) + 0.2
-  engine._compiled.cache_clear()
+  programs.chunk_program.cache_clear()
 
 
 def test_trace_beta_is_a_runtime_value(monkeypatch):
   """`trace` of a top-two rule at two betas traces its program once."""
   traced = []
-  gamma = engine.gamma
-  monkeypatch.setattr(engine, "gamma", lambda *a: traced.append(1) or gamma(*a))
-  engine._compiled_advance.cache_clear()
+  gamma = trace_lib.gamma
+  monkeypatch.setattr(trace_lib, "gamma", lambda *a: traced.append(1) or gamma(*a))
+  trace_lib._advance_program.cache_clear()
   fam = jbai.families.gaussian()
   tr = [jbai.trace(jax.random.key(3), fam, GAUSS, jbai.rules.ebtc(beta=beta),
                    horizon=200, n_trials=8, n_points=3) for beta in (0.2, 0.8)]
   assert len(traced) == 1
   assert tr[1].top_share[:, -1].mean() > tr[0].top_share[:, -1].mean() + 0.2
-  engine._compiled_advance.cache_clear()
+  trace_lib._advance_program.cache_clear()
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -141,7 +143,7 @@ def test_lane_recycling_keeps_lanes_busy():
 
 def test_shrinking_the_pool_for_the_tail_changes_no_result():
   shrunk = run(n_trials=100, lanes=32, chunk=16, shrink=0.0)
-  assert shrunk.stats["pool_sizes"] == [32, 32 // engine.SHRINK]
+  assert shrunk.stats["pool_sizes"] == [32, 32 // pool.SHRINK]
   fixed = run(n_trials=100, lanes=32, chunk=16, shrink=None)
   assert fixed.stats["pool_sizes"] == [32]
   for field in ("tau", "answer", "counts", "steps"):

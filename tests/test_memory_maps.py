@@ -1,4 +1,4 @@
-"""`jbai.memory_maps`: a process stays under the kernel's limit on mappings."""
+"""`jbai.host.memory_maps`: a process stays under the kernel's limit on mappings."""
 
 import os
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import jbai
-from jbai import memory_maps
+from jbai.host import memory_maps
 
 LINUX = os.path.exists(memory_maps.MAPS) and os.path.exists(memory_maps.MAX_MAP_COUNT)
 

@@ -1,11 +1,11 @@
-"""jbai.prng.THREEFRY reproduces jax.random's default threefry bit for bit."""
+"""jbai.random.prng.THREEFRY reproduces jax.random's default threefry bit for bit."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jbai import prng
+from jbai.random import prng
 
 DRAWS = {
     "fold_in": lambda k: jax.random.key_data(jax.random.fold_in(k, 7)),

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from jbai import cli, reproduce
-from jbai.reproduce import runner, specs, table1
+from jbai.host.io import JsonLines
+from jbai.reproduce import jobs, runner, specs, table1
 
 EXPERIMENTS_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "experiments")
 
@@ -77,12 +78,12 @@ def test_interrupted_job_is_rerun_alone(smoke, tmp_path):
   partial = "\n".join(lines[:-1]) + "\n" + lines[-1][: len(lines[-1]) // 2]
   (tmp_path / runner.STORE_NAME).write_text(partial)
   names = [n for n in reproduce.EXPERIMENTS
-           if runner.job_key(lost["job"]) in
-           {runner.job_key(j) for j in reproduce.EXPERIMENTS[n].jobs(
+           if jobs.job_key(lost["job"]) in
+           {jobs.job_key(j) for j in reproduce.EXPERIMENTS[n].jobs(
                specs.spec(n, "smoke"))}]
   again = reproduce.run(names, scale="smoke", out=str(tmp_path), progress=False)
   assert again["computed"] == 1
-  redone = runner.Store(str(tmp_path / runner.STORE_NAME)).get(lost["key"])
+  redone = JsonLines(str(tmp_path / runner.STORE_NAME)).get(lost["key"])
   assert _numbers(redone["result"]) == _numbers(lost["result"])  # same key, same numbers
 
 
@@ -146,24 +147,24 @@ def test_cli_only_and_bad_names(tmp_path, capsys):
 
 def test_store_ignores_partial_lines(tmp_path):
   path = str(tmp_path / "runs.jsonl")
-  store = runner.Store(path)
+  store = JsonLines(path)
   store.add({"key": "a", "result": 1})
   with open(path, "a") as f:
     f.write('{"key": "b", "res')  # an interrupted write
-  store = runner.Store(path)
+  store = JsonLines(path)
   assert set(store.records) == {"a"}
   store.add({"key": "c", "result": 3})  # starts on a line of its own
-  assert set(runner.Store(path).records) == {"a", "c"}
+  assert set(JsonLines(path).records) == {"a", "c"}
 
 
 def test_job_key_and_lanes():
-  a = runner.simulate_job("gaussian", [1, 0], "t3c", {"beta": 0.5}, 1e-8, 10, "gk16",
-                          100, 0)
+  a = jobs.simulate_job("gaussian", [1, 0], "t3c", {"beta": 0.5}, 1e-8, 10, "gk16",
+                        100, 0)
   b = json.loads(json.dumps(a))
-  assert runner.job_key(a) == runner.job_key(dict(reversed(list(b.items()))))
-  assert runner.job_key(a) != runner.job_key(dict(a, trials=11))
+  assert jobs.job_key(a) == jobs.job_key(dict(reversed(list(b.items()))))
+  assert jobs.job_key(a) != jobs.job_key(dict(a, trials=11))
   for n in (1, 5, 10, 200, 2000, 10**6):
-    lanes = runner.lanes_for(n)
+    lanes = jobs.lanes_for(n)
     assert 1 <= lanes <= min(n, 256)
 
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import jbai
-from jbai import engine
+from jbai.core import pool
+from jbai.core import rollout as rollout_lib
 
 FIELDS = ("tau", "answer", "correct", "hit_cap", "counts", "steps")
 
@@ -36,9 +37,9 @@ def test_rollout_gives_the_trials_of_simulate(family, means, rule):
 
 
 def test_rollout_inside_jit_and_vmap_over_beta_compiles_once(monkeypatch):
-  engine._rollout_program.cache_clear()
-  build = engine.build_chunk
-  monkeypatch.setattr(engine, "build_chunk",
+  rollout_lib._program.cache_clear()
+  build = pool.build_chunk
+  monkeypatch.setattr(pool, "build_chunk",
                       lambda *a: chex.assert_max_traces(build(*a), n=1))
   key = jax.random.key(0)
   rule = jbai.rules.ebtc()
@@ -52,14 +53,14 @@ def test_rollout_inside_jit_and_vmap_over_beta_compiles_once(monkeypatch):
   betas = jnp.array([0.2, 0.5, 0.8])
   shares = jax.vmap(leader_share)(betas)
   shares_again = jax.vmap(leader_share)(betas + 0.01)  # new values: no new trace
-  assert engine._rollout_program.cache_info().misses == 1
+  assert rollout_lib._program.cache_info().misses == 1
   assert shares[0] + 0.2 < shares[2] and shares_again.shape == (3,)
   # each beta of the vmap gives the trials of a rule built with that beta
   alone = jbai.simulate(key, "gaussian", [1.0, 0.5, 0.0], jbai.rules.ebtc(beta=0.8), 0.05, 30,
                         lanes=8)
   np.testing.assert_allclose(shares[2], np.mean(alone.counts[:, 0] / alone.counts.sum(-1)),
                              rtol=1e-6)
-  engine._rollout_program.cache_clear()
+  rollout_lib._program.cache_clear()
 
 
 def test_rollout_vmaps_over_instances_and_deltas():

@@ -13,6 +13,7 @@ from scipy import optimize, special
 from jbai import families
 from jbai import thresholds as th
 from jbai.state import arm_stats
+from jbai.thresholds.kk import _h_tilde
 
 NAMES = ["gk16", "kk", "paper"]
 
@@ -121,8 +122,8 @@ def test_t_kk_is_continuous_and_smooth_at_branch_switch():
   # h~_{3/2} switches branch at x = h(1 / ln 1.5); value and slope must agree.
   switch = 1 / math.log(1.5) - math.log(1 / math.log(1.5))
   h = 1e-6
-  left = np.asarray(th._h_tilde(jnp.array([switch - 2 * h, switch - h])))
-  right = np.asarray(th._h_tilde(jnp.array([switch + h, switch + 2 * h])))
+  left = np.asarray(_h_tilde(jnp.array([switch - 2 * h, switch - h])))
+  right = np.asarray(_h_tilde(jnp.array([switch + h, switch + 2 * h])))
   assert right[0] - left[1] == pytest.approx(2 * h * 1.5, rel=1e-3)
   assert (right[1] - right[0]) / h == pytest.approx(1.5, rel=1e-4)
   assert (left[1] - left[0]) / h == pytest.approx(1.5, rel=1e-4)

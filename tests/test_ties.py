@@ -8,9 +8,11 @@ import pytest
 from scipy import stats
 
 import jbai
-from jbai import engine, prng
-from jbai.rules.base import TIE_ULPS, argmax_ties, lowest, maxima
-from jbai.rules.top_two import argmax_random, first_max, tci_challenger
+from jbai.core.inputs import raw_key
+from jbai.core.lane import step_keys
+from jbai.random import prng
+from jbai.rules.ties import TIE_ULPS, argmax_random, argmax_ties, first_max, lowest, maxima
+from jbai.rules.top_two import tci_challenger
 from jbai.state import arm_stats
 
 
@@ -67,11 +69,11 @@ def test_tci_challenger_compiled_is_the_eager_one():
     family = jbai.families.BUILTIN["bernoulli"]()
     st = arm_stats(family, jnp.array([14, 12, 5], jnp.int32),
                    jnp.array([[10.0], [6.0], [1.0]]), jnp.asarray(31, jnp.int32))
-    raw = engine._raw_key(jax.random.key(3))
+    raw = raw_key(jax.random.key(3))
     lane_key = jax.random.key_data(jax.random.fold_in(prng.wrap(raw), 0))
 
     def challenger(lane_key, st):
-      k_rule, _ = engine.step_keys(lane_key, st.t)
+      k_rule, _ = step_keys(lane_key, st.t)
       k_chal = jax.random.split(k_rule, 3)[2]
       return tci_challenger(k_chal, family, st, jnp.asarray(0), True)
 

@@ -1,4 +1,4 @@
-"""Tests of the posterior laws (jbai.posteriors) and of TTTS's exact challenger.
+"""Tests of the posterior laws (jbai.random.posteriors) and of TTTS's exact challenger.
 
 Statistical tests state their level: chi-square tests reject at p < 1e-3
 (homogeneity of two samples, or goodness of fit to an exact law); each fails
@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 import jbai
-from jbai import posteriors
+from jbai.random import posteriors
 from jbai.state import arm_stats
 
 ttts_module = importlib.import_module("jbai.rules.ttts")
@@ -117,7 +117,7 @@ def test_law_samples_follow_the_posterior():
   beta = posteriors.BetaLaw(a=jnp.asarray([31.0]), b=jnp.asarray([71.0]))
   odds = np.asarray(jax.jit(lambda k: beta.sample(k, (n,)))(jax.random.key(0))[:, 0])
   assert stats.kstest(odds / (1 + odds), stats.beta(31, 71).cdf).pvalue > ALPHA
-  p = jbai.samplers.beta(jax.random.key(0), jnp.full((n, 1), 31.0), jnp.full((n, 1), 71.0),
+  p = jbai.random.samplers.beta(jax.random.key(0), jnp.full((n, 1), 31.0), jnp.full((n, 1), 71.0),
                          at_least_one=True)
   np.testing.assert_allclose(odds, np.asarray(p[:, 0] / (1 - p[:, 0])), rtol=1e-6)
   gam = posteriors.GammaLaw(shape=jnp.asarray([12.0]), rate=jnp.asarray([3.0]),

@@ -3,12 +3,16 @@
 A family is a set of distributions on the real line parameterised by their mean
 m in a compact mean space Theta = [lo, hi] (the paper's Assumption 1). jbai only
 ever touches a family through the fields of `Family`, so a user adds a family by
-building one of these records in their own code (see README, "Your own family").
+building one of these records in their own code (see docs/guide/custom-family.md).
 
 Per-arm data are kept as fixed-size sufficient statistics: a trial accumulates
 `stat(x)` (shape [stat_dim]) over the rewards x of each arm, and `stats[..., 0]`
 is always the sum of the rewards, so that the sample mean is available for every
 family. The MLE is computed from the same statistics by `mle`.
+
+Two families are equal when every field is, functions compared by identity
+(jbai.builders): the built-in factories and `exponential_family` return the same
+object for the same arguments, and a user's lookalike is another family.
 """
 
 from typing import Callable, NamedTuple, Optional
@@ -18,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jbai.identity import same
+from jbai.builders import cached, fields_equal
 
 
 class Family(NamedTuple):
@@ -82,12 +86,12 @@ class Family(NamedTuple):
     return hash((self.name, self.lo, self.hi, self.params))
 
   def __eq__(self, other):
-    # Equal names and parameters, and functions that compute alike: two calls of
+    # Equal fields, the functions the same objects (jbai.builders): two calls of
     # a factory are equal, a user's family that reuses a name is not.
-    return (isinstance(other, Family) and
-            (self.name, self.lo, self.hi, self.params) ==
-            (other.name, other.lo, other.hi, other.params) and
-            same(tuple(self), tuple(other)))
+    return isinstance(other, Family) and fields_equal(self, other)
+
+  def __ne__(self, other):
+    return not self == other
 
 
 def project(family: Family, m: ArrayLike) -> jax.Array:
@@ -95,6 +99,7 @@ def project(family: Family, m: ArrayLike) -> jax.Array:
   return jnp.clip(m, family.lo, family.hi)
 
 
+@cached
 def sample_mean(family_lo: float, family_hi: float):
   """Builds `mean(n, stats)`: the projected sample mean (0/0 -> lo)."""
 
@@ -119,6 +124,7 @@ def weighted_mean(w_a, m_a, w_b, m_b):
   return jnp.where(total > 0, (w_a * m_a + w_b * m_b) / safe, 0.5 * (m_a + m_b))
 
 
+@cached
 def exponential_family(*, name, lo, hi, kl, sample, fisher, log_density,
                        posterior_sample, curvature=None, params=()) -> Family:
   """A one-parameter exponential family with the reward x as sufficient statistic.

@@ -4,10 +4,12 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import xlogy
 
-from jbai import posteriors, samplers
+from jbai.builders import cached
 from jbai.families.base import Family, exponential_family, tiny
+from jbai.random import posteriors, samplers
 
 
+@cached
 def bernoulli(lo: float = 0.0, hi: float = 1.0) -> Family:
   """Bernoulli(p) rewards.
 

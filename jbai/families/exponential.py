@@ -3,10 +3,12 @@
 import jax
 import jax.numpy as jnp
 
-from jbai import posteriors, samplers
+from jbai.builders import cached
 from jbai.families.base import Family, exponential_family
+from jbai.random import posteriors, samplers
 
 
+@cached
 def exponential(lo: float = 1e-3, hi: float = 1e3) -> Family:
   """Exponential rewards with mean m.
 

@@ -3,10 +3,12 @@
 import jax
 import jax.numpy as jnp
 
-from jbai import posteriors, samplers
+from jbai.builders import cached
 from jbai.families.base import Family, exponential_family
+from jbai.random import posteriors, samplers
 
 
+@cached
 def gaussian(sigma: float = 1.0, lo: float = -1e4, hi: float = 1e4) -> Family:
   """Gaussian N(m, sigma^2) rewards.
 

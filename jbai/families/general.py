@@ -38,7 +38,7 @@ Accuracy of the numerical parts (float64, measured in tests/test_general_familie
     float32 or float64): the transport point of logcosh to 1e-11 of the gap
     between the means in float64 (golden section, 64 steps: 4e-7).
 
-Example (a user-defined location family; see README, "Your own family"):
+Example (a user-defined location family; see docs/guide/custom-family.md):
   >>> import jax, jax.numpy as jnp
   >>> from jbai.families import general
   >>> def log_density(x, m):  # N(m, 1), as if KL were unknown
@@ -61,6 +61,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jbai.builders import cached
 from jbai.families.base import Family, sample_mean
 
 GRID_SIZE = 128    # grid nodes of `grid_mle`
@@ -100,6 +101,7 @@ def _d2_dm2(log_density: Callable, x: jax.Array, m: jax.Array) -> jax.Array:
 # E_m[f(X)] ~= sum_j w_j f(x_j), the weights w >= 0 summing to 1.
 
 
+@cached
 def gauss_hermite(log_density: Callable, n: int = QUAD_NODES, scale: float = 1.0,
                   center: Optional[Callable] = None) -> Quadrature:
   """A quadrature rule for distributions close to N(center(m), scale^2).
@@ -138,6 +140,7 @@ def gauss_hermite(log_density: Callable, n: int = QUAD_NODES, scale: float = 1.0
   return quadrature
 
 
+@cached
 def gauss_legendre(log_density: Callable, support: Callable,
                    n: int = QUAD_NODES) -> Quadrature:
   """A quadrature rule on a finite interval [a(m), b(m)] that holds the mass of P_m.
@@ -173,6 +176,7 @@ def gauss_legendre(log_density: Callable, support: Callable,
   return quadrature
 
 
+@cached
 def quadrature_kl(log_density: Callable, quadrature: Quadrature) -> Callable:
   """KL(m, m2) = E_m[log pi(X | m) - log pi(X | m2)] by a fixed quadrature rule.
 
@@ -189,6 +193,7 @@ def quadrature_kl(log_density: Callable, quadrature: Quadrature) -> Callable:
   return kl
 
 
+@cached
 def quadrature_fisher(log_density: Callable, quadrature: Quadrature) -> Callable:
   """I(m) = E_m[-d^2/dm^2 log pi(X | m)] (Assumption 6) by a fixed quadrature rule."""
 
@@ -201,6 +206,7 @@ def quadrature_fisher(log_density: Callable, quadrature: Quadrature) -> Callable
   return fisher
 
 
+@cached
 def kl_fisher(kl: Callable) -> Callable:
   """I(m) = d^2/dm2^2 KL(m, m2) at m2 = m, by autodiff of the KL."""
 
@@ -240,7 +246,12 @@ def location_kl_table(kl: Callable, span: float, cells: int = TABLE_CELLS,
   if not span > 0 or int(cells) < 1:
     raise ValueError(f"location_kl_table needs span > 0 and cells >= 1, got "
                      f"span={span!r}, cells={cells!r}")
-  dtype = dtype or jnp.zeros(()).dtype
+  return _kl_table(kl, span, cells, dtype or jnp.zeros(()).dtype)
+
+
+@cached
+def _kl_table(kl: Callable, span: float, cells: int, dtype) -> Callable:
+  """`location_kl_table` with its arguments checked and its dtype resolved."""
   nodes = jnp.linspace(-span, span, 2 * int(cells) + 1, dtype=dtype)
   step = float(span) / int(cells)
 
@@ -281,6 +292,36 @@ def _polyval(coef: jax.Array, u: jax.Array) -> jax.Array:
   return out
 
 
+def _grid_argmax(ll: jax.Array, lo: float, hi: float, h: float, vinv: np.ndarray,
+                 grid_size: int, stencil: int, iters: int) -> jax.Array:
+  """The maximiser over Theta of the log-likelihood `ll` [..., G] given on the grid
+  (steps 1-3 of `grid_mle`), clipped to Theta."""
+  dtype = ll.dtype
+  g = jnp.argmax(ll, axis=-1)
+  s0 = jnp.clip(g - stencil // 2, 0, grid_size - stencil)
+  vals = jnp.take_along_axis(ll, s0[..., None] + jnp.arange(stencil), axis=-1)
+  vals = vals - jnp.max(vals, axis=-1, keepdims=True)  # conditioning
+  coef = vals @ jnp.asarray(vinv.T, dtype)              # p(u) = sum c_k u^k
+  d1 = coef[..., 1:] * jnp.arange(1, stencil, dtype=dtype)
+  d2 = d1[..., 1:] * jnp.arange(1, stencil - 1, dtype=dtype)
+  u = (g - s0).astype(dtype)
+  a = jnp.maximum(u - 1, 0.0)
+  b = jnp.minimum(u + 1, stencil - 1.0)
+
+  def body(_, carry):
+    u, a, b = carry
+    f1, f2 = _polyval(d1, u), _polyval(d2, u)
+    rising = f1 > 0                     # the maximiser lies right of u
+    a, b = jnp.where(rising, u, a), jnp.where(rising, b, u)
+    newton = u - f1 / jnp.where(f2 < 0, f2, -1.0)
+    ok = (f2 < 0) & (newton >= a) & (newton <= b)
+    return jnp.where(ok, newton, 0.5 * (a + b)), a, b
+
+  u, _, _ = jax.lax.fori_loop(0, iters, body, (u, a, b))
+  return jnp.clip(lo + (s0.astype(dtype) + u) * h, lo, hi)
+
+
+@cached
 def grid_mle(log_density: Callable, lo: float, hi: float,
              grid_size: int = GRID_SIZE, stencil: int = STENCIL,
              iters: int = NEWTON_ITERS):
@@ -331,7 +372,6 @@ def grid_mle(log_density: Callable, lo: float, hi: float,
   h = (hi - lo) / (grid_size - 1)
   vinv = np.linalg.inv(np.vander(np.arange(stencil, dtype=float), stencil,
                                  increasing=True))   # values -> coefficients in u
-  half = stencil // 2
 
   def stat(x):
     x = _float(x)
@@ -341,30 +381,8 @@ def grid_mle(log_density: Callable, lo: float, hi: float,
   def mle(n, stats):
     n = jnp.asarray(n)
     ll = stats[..., 1:]
-    dtype = ll.dtype
-    g = jnp.argmax(ll, axis=-1)
-    s0 = jnp.clip(g - half, 0, grid_size - stencil)
-    vals = jnp.take_along_axis(ll, s0[..., None] + jnp.arange(stencil), axis=-1)
-    vals = vals - jnp.max(vals, axis=-1, keepdims=True)  # conditioning
-    coef = vals @ jnp.asarray(vinv.T, dtype)              # p(u) = sum c_k u^k
-    d1 = coef[..., 1:] * jnp.arange(1, stencil, dtype=dtype)
-    d2 = d1[..., 1:] * jnp.arange(1, stencil - 1, dtype=dtype)
-    u = (g - s0).astype(dtype)
-    a = jnp.maximum(u - 1, 0.0)
-    b = jnp.minimum(u + 1, stencil - 1.0)
-
-    def body(_, carry):
-      u, a, b = carry
-      f1, f2 = _polyval(d1, u), _polyval(d2, u)
-      rising = f1 > 0                     # the maximiser lies right of u
-      a, b = jnp.where(rising, u, a), jnp.where(rising, b, u)
-      newton = u - f1 / jnp.where(f2 < 0, f2, -1.0)
-      ok = (f2 < 0) & (newton >= a) & (newton <= b)
-      return jnp.where(ok, newton, 0.5 * (a + b)), a, b
-
-    u, _, _ = jax.lax.fori_loop(0, iters, body, (u, a, b))
-    m = jnp.clip(lo + (s0.astype(dtype) + u) * h, lo, hi)
-    return jnp.where(n > 0, m, jnp.asarray(lo, dtype))
+    m = _grid_argmax(ll, lo, hi, h, vinv, grid_size, stencil, iters)
+    return jnp.where(n > 0, m, jnp.asarray(lo, ll.dtype))
 
   return 1 + grid_size, stat, mle
 
@@ -373,6 +391,7 @@ def grid_mle(log_density: Callable, lo: float, hi: float,
 # The transport point without a closed form.
 
 
+@cached
 def newton_transport(kl: Callable, steps: Optional[int] = None) -> Callable:
   """transport_x(w_a, m_a, w_b, m_b): the minimiser of w_a kl(m_a, x) + w_b kl(m_b, x).
 
@@ -450,8 +469,7 @@ def general_family(*, name: str, lo: float, hi: float, log_density: Callable,
   (Assumption 2), which the grid MLE and the Newton transport rely on.
 
   Args:
-    name: short name (used by the engine's compilation cache with lo, hi and
-      params: two families with equal name, Theta and params must be the same).
+    name: short name, for display.
     lo: lower end of Theta (finite).
     hi: upper end of Theta (finite).
     log_density: log pi(x | m), elementwise, normalised for every m.
@@ -476,14 +494,33 @@ def general_family(*, name: str, lo: float, hi: float, log_density: Callable,
     posterior_sample: optional posterior_sample(key, n, stats) (Thompson-
       sampling rules refuse the family without it).
     curvature: sigma^2 of Assumption 7 (for the `paper` threshold), or None.
-    params: ((name, value), ...) of the family's parameters, for display and
-      for the compilation cache.
+    params: ((name, value), ...) of the family's parameters, for display.
     exponential: the family is a one-parameter exponential family in some
       sufficient statistic and `mle` is its MLE (the `kk` threshold applies).
     score: optional closed form of the summed score, see `Family.score`.
 
   Returns:
-    The Family.
+    The Family: the same object for the same arguments in the same precision
+    (`jbai.builders.cached`), so that its compiled programs are reused.
+
+  Raises:
+    ValueError: naming the bad argument.
+  """
+  lo, hi, curvature = _check_arguments(name, lo, hi, curvature, stat, stat_dim, mle, kl,
+                                       quadrature)
+  # Tables and constants are computed in the precision active now: one build per
+  # precision.
+  return _build(
+      name=name, lo=lo, hi=hi, log_density=log_density, sample=sample, kl=kl,
+      quadrature=quadrature, location=location, fisher=fisher, stat=stat,
+      stat_dim=stat_dim, mle=mle, grid_size=grid_size, stencil=stencil,
+      transport_x=transport_x, posterior_sample=posterior_sample, curvature=curvature,
+      params=tuple(params), exponential=exponential, score=score,
+      dtype=jnp.zeros(()).dtype)
+
+
+def _check_arguments(name, lo, hi, curvature, stat, stat_dim, mle, kl, quadrature):
+  """Checks the arguments of `general_family`: (lo, hi, curvature) as floats.
 
   Raises:
     ValueError: naming the bad argument.
@@ -506,6 +543,11 @@ def general_family(*, name: str, lo: float, hi: float, log_density: Callable,
   if kl is None and quadrature is None:
     raise ValueError(f"family {name!r} needs a closed-form kl or a quadrature rule "
                      "(gauss_hermite or gauss_legendre) to compute it")
+  return lo, hi, curvature
+
+
+def _kl_and_fisher(log_density, quadrature, kl, fisher, location, lo, hi):
+  """The family's kl and fisher: the given ones, else by quadrature or autodiff."""
   if location and kl is None:
     kl = location_kl_table(quadrature_kl(log_density, quadrature), hi - lo)
   elif kl is None:
@@ -516,6 +558,17 @@ def general_family(*, name: str, lo: float, hi: float, log_density: Callable,
     if location:
       constant = float(jax.jit(fisher)(jnp.asarray(0.5 * (lo + hi))))
       fisher = lambda m: jnp.full_like(_float(m), constant)  # noqa: E731
+  return kl, fisher
+
+
+@cached
+def _build(*, name, lo, hi, log_density, sample, kl, quadrature, location, fisher, stat,
+           stat_dim, mle, grid_size, stencil, transport_x, posterior_sample, curvature,
+           params, exponential, score, dtype) -> Family:
+  """`general_family` with its arguments checked; `dtype` (the precision active at
+  the call) is part of the cache key only."""
+  del dtype
+  kl, fisher = _kl_and_fisher(log_density, quadrature, kl, fisher, location, lo, hi)
   if stat is None:
     stat_dim, stat, mle = grid_mle(log_density, lo, hi, grid_size, stencil)
   if transport_x is None:
@@ -525,7 +578,7 @@ def general_family(*, name: str, lo: float, hi: float, log_density: Callable,
       name=name, lo=lo, hi=hi, kl=kl, sample=sample, stat_dim=int(stat_dim),
       stat=stat, mean=sample_mean(lo, hi), mle=mle, fisher=fisher,
       log_density=log_density, transport_x=transport_x,
-      posterior_sample=posterior_sample, curvature=curvature, params=tuple(params),
+      posterior_sample=posterior_sample, curvature=curvature, params=params,
       exponential=bool(exponential), score=score)
 
 

@@ -13,11 +13,10 @@ so Assumption 7 holds with sigma^2 = 1 and the `paper` threshold applies.
 Fisher information I = 1 + E[sech^2 Z] = 1.704082942534707 (Var X = 0.5918).
 """
 
-import functools
-
 import jax
 import jax.numpy as jnp
 
+from jbai.builders import cached
 from jbai.families.base import Family
 from jbai.families.general import GRID_SIZE, gauss_hermite, general_family
 
@@ -116,7 +115,7 @@ def _fisher(m):
   return jnp.full_like(jnp.asarray(m) * 1.0, FISHER)
 
 
-@functools.lru_cache(maxsize=16)
+@cached
 def _build(lo: float, hi: float, grid_size: int, dtype: str) -> Family:
   del dtype  # part of the cache key only
   return general_family(

@@ -4,10 +4,12 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import gammaln, xlogy
 
-from jbai import posteriors, prng, samplers
+from jbai.builders import cached
 from jbai.families.base import Family, exponential_family, tiny
+from jbai.random import posteriors, prng, samplers
 
 
+@cached
 def poisson(lo: float = 0.0, hi: float = 1e3) -> Family:
   """Poisson(lambda) rewards.
 

@@ -40,9 +40,10 @@ from typing import Optional
 import jax
 import jax.numpy as jnp
 
-from jbai import posteriors, samplers
+from jbai.builders import cached
 from jbai.families.base import Family
 from jbai.families.general import general_family
+from jbai.random import posteriors, samplers
 
 
 def weibull(shape: float = 2.0, lo: float = 1e-3, hi: float = 1e3,
@@ -75,7 +76,27 @@ def weibull(shape: float = 2.0, lo: float = 1e-3, hi: float = 1e3,
   lo, hi = float(lo), float(hi)
   if not 0.0 < lo < hi:
     raise ValueError(f"Theta = [{lo}, {hi}] must satisfy 0 < lo < hi")
+  params = (("shape", k),)
+  if curvature is not None:
+    params += (("curvature", float(curvature)),)
+  return _build(k, lo, hi, curvature, params)
+
+
+@cached
+def _build(k: float, lo: float, hi: float, curvature, params: tuple) -> Family:
+  """The Weibull family of shape k on Theta = [lo, hi] (arguments checked)."""
   c = math.gamma(1 + 1 / k)  # mean / scale
+  log_density, sample, kl, fisher, score = _likelihood(k, c)
+  stat, mle, transport_x = _statistics(k, c, lo, hi)
+  return general_family(
+      name="weibull", lo=lo, hi=hi, log_density=log_density, sample=sample,
+      kl=kl, fisher=fisher, stat=stat, stat_dim=2, mle=mle,
+      transport_x=transport_x, posterior_sample=_posterior(k, c, lo, hi),
+      curvature=curvature, params=params, exponential=True, score=score)
+
+
+def _likelihood(k: float, c: float):
+  """(log_density, sample, kl, fisher, score) of shape k, c = Gamma(1 + 1/k)."""
 
   def log_density(x, m):
     x = jnp.asarray(x) * 1.0
@@ -95,6 +116,16 @@ def weibull(shape: float = 2.0, lo: float = 1e-3, hi: float = 1e3,
   def fisher(m):
     return k * k / (jnp.asarray(m) * 1.0) ** 2
 
+  def score(n, stats, m):  # d/dm log pi = (k / m) ((x / lam)^k - 1)
+    m = jnp.asarray(m) * 1.0
+    return k / m * (stats[..., 1] / (m / c) ** k - n)
+
+  return log_density, sample, kl, fisher, score
+
+
+def _statistics(k: float, c: float, lo: float, hi: float):
+  """(stat, mle, transport_x): the statistics [x, x^k], their MLE and the power mean."""
+
   def stat(x):
     x = jnp.asarray(x) * 1.0
     return jnp.stack([x, x ** k], axis=-1)
@@ -111,6 +142,12 @@ def weibull(shape: float = 2.0, lo: float = 1e-3, hi: float = 1e3,
     power = (w_a * m_a ** k + w_b * m_b ** k) / safe
     return jnp.where(total > 0, power ** (1 / k), 0.5 * (m_a + m_b))
 
+  return stat, mle, transport_x
+
+
+def _posterior(k: float, c: float, lo: float, hi: float) -> posteriors.Posterior:
+  """The posterior of the rate lam^-k, Gamma(1 + n, sum x^k), and its mean draws."""
+
   def sample_posterior(key, n, stats):
     s = jnp.maximum(stats[..., 1], (lo / c) ** k)
     rate = samplers.gamma(key, 1 + n.astype(s.dtype), at_least_one=True) / s  # of lam^-k
@@ -120,17 +157,4 @@ def weibull(shape: float = 2.0, lo: float = 1e-3, hi: float = 1e3,
     s = jnp.maximum(stats[..., 1], (lo / c) ** k)
     return posteriors.GammaLaw(shape=1 + n.astype(s.dtype), rate=s, sign=-jnp.ones_like(s))
 
-  posterior_sample = posteriors.Posterior(sample_posterior, posterior_law)
-
-  def score(n, stats, m):  # d/dm log pi = (k / m) ((x / lam)^k - 1)
-    m = jnp.asarray(m) * 1.0
-    return k / m * (stats[..., 1] / (m / c) ** k - n)
-
-  params = (("shape", k),)
-  if curvature is not None:
-    params += (("curvature", float(curvature)),)
-  return general_family(
-      name="weibull", lo=lo, hi=hi, log_density=log_density, sample=sample,
-      kl=kl, fisher=fisher, stat=stat, stat_dim=2, mle=mle,
-      transport_x=transport_x, posterior_sample=posterior_sample,
-      curvature=curvature, params=params, exponential=True, score=score)
+  return posteriors.Posterior(sample_posterior, posterior_law)

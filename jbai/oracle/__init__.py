@@ -39,6 +39,7 @@ from jbai.oracle.exact import (OracleInfo, default_iters, exact_beta_solve, exac
                                gamma_bounds, relative_gap)
 from jbai.oracle.projected import (DEFAULT_STEPS, projected_solve,
                                    scale_by_simplex_geometry)
+from jbai.oracle.t_star import t_star_gradient, t_star_log_gradient
 from jbai.oracle.warm import WarmSolution, WarmStart, warm_solve, warm_start
 
 METHODS = ("optax", "exact")
@@ -53,6 +54,10 @@ def _family(family: Union[Family, str]) -> Family:
 
 
 def _means(family: Family, means) -> jax.Array:
+  """The means, checked where concrete; traced means (under the caller's jit, vmap
+  or grad) pass unchecked."""
+  if isinstance(means, jax.core.Tracer):
+    return jnp.asarray(means, jnp.result_type(means, float))
   return jnp.asarray(check_means(family, means))
 
 
@@ -88,9 +93,12 @@ def optimal_allocation(family: Union[Family, str], means: ArrayLike,
     an `OracleInfo` whose `gap` is the certified relative gap
     (upper bound - gamma) / gamma on Gamma(nu).
 
+  Under the caller's `jax.jit`, `jax.vmap` or `jax.grad` the means are traced
+  and pass unchecked (as in `exact_solve`).
+
   Raises:
     ValueError: for an unknown family or method, fewer than two arms, a tie for
-      the best arm, or a mean outside Theta or NaN.
+      the best arm, or a mean outside Theta or NaN (means that are concrete).
   """
   family = _family(family)
   if method not in METHODS:
@@ -121,6 +129,10 @@ def beta_optimal_allocation(family: Union[Family, str], means: ArrayLike,
     ValueError: as `optimal_allocation`, and for a beta outside (0, 1).
   """
   family = _family(family)
+  if isinstance(beta, jax.core.Tracer):
+    raise TypeError("beta_optimal_allocation checks beta on the host and cannot take a "
+                    "traced beta (it was called under jax.jit, jax.vmap or jax.grad); inside "
+                    "traced code use jbai.oracle.exact_beta_solve")
   means = _means(family, means)
   b = np.asarray(beta, dtype=float)
   bad = b[~((b > 0) & (b < 1))]
@@ -131,5 +143,6 @@ def beta_optimal_allocation(family: Union[Family, str], means: ArrayLike,
 
 __all__ = ["METHODS", "OracleInfo", "beta_optimal_allocation", "exact_beta_solve",
            "exact_solve", "gamma_bounds", "optimal_allocation", "projected_solve",
-           "relative_gap", "scale_by_simplex_geometry", "WarmSolution", "WarmStart",
+           "relative_gap", "scale_by_simplex_geometry", "t_star_gradient",
+           "t_star_log_gradient", "WarmSolution", "WarmStart",
            "warm_solve", "warm_start"]

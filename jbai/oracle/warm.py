@@ -113,182 +113,258 @@ def _kl_derivatives(family: Family, p, m):
   return jax.jvp(lambda q: _kl_slope(family, p, q), (m,), (jnp.ones_like(m),))
 
 
-def _solve_one(family: Family, max_iters: int, means, start: WarmStart, update):
-  k = means.shape[-1]
-  dtype = means.dtype
-  eps = jnp.finfo(dtype).eps
-  tol = eps ** 0.75     # relative residual: 6e-6 in float32, 2e-12 in float64
-  accept = eps ** 0.5   # a Newton step from a residual below this squares it
-  noise = eps ** 0.25   # below this, a step that does not halve the residual is noise
-  safe, tie, tied = _safe_means(family, means)
-  a = jnp.argmax(safe).astype(jnp.int32)
-  is_a = jnp.arange(k) == a
-  others = ~is_a
-  mu_a = safe[a]
-  d = jnp.where(is_a, 1.0, family.kl(mu_a, safe))
-  y_max = jnp.min(jnp.where(is_a, jnp.inf, d))
-  solve = jnp.asarray(update) & ~tie
+class _Problem(NamedTuple):
+  """One instance of the lower-bound problem, and the tolerances of its solvers.
 
-  fresh = (start.top != a) | ~(start.v > 0) | ~(start.v < 1) | ~jnp.all(jnp.isfinite(start.q))
-  v0 = jnp.where(fresh, cold_v(k), start.v).astype(dtype)
-  q0 = jnp.where(fresh, 1.0, start.q).astype(dtype)
+  Not a pytree that crosses a JAX boundary: the solvers' functions take it as a
+  plain Python argument while they trace.
+  """
 
-  def guess(q, v):  # u_i = q_i y / D_i, inside (0, 1)
-    u = q * v * y_max / d
-    return jnp.where(is_a, 0.5, jnp.clip(u, eps, 1 - eps))
+  family: Family
+  max_iters: int     # cap on the steps of each safeguarded loop
+  safe: jax.Array    # [K] the means, tie-safe (`_safe_means`)
+  is_a: jax.Array    # [K] bool, the best arm a
+  others: jax.Array  # [K] bool, the arms i != a
+  mu_a: jax.Array    # [] mu_a
+  d: jax.Array       # [K] D_i = KL(mu_a, mu_i) (1 at a)
+  y_max: jax.Array   # [] min_{i != a} D_i
+  eps: float         # the dtype's machine epsilon
+  tol: float         # relative residual: 6e-6 in float32, 2e-12 in float64
+  accept: float      # a Newton step from a residual below this squares it
+  noise: float       # below this, a step that does not halve the residual is noise
 
-  def to_q(u, v):
-    return jnp.where(others, u * d / (v * y_max), 1.0)
 
-  def evaluate(u):  # transport point of weights (1 - u, u) and the two KLs there
-    m = transport_cost(family, 1 - u, mu_a, u, safe).x
-    return m, family.kl(mu_a, m), family.kl(safe, m)
+def _guess(p: _Problem, q, v):
+  """u_i = q_i y / D_i with y = v y_max, inside (0, 1)."""
+  u = q * v * p.y_max / p.d
+  return jnp.where(p.is_a, 0.5, jnp.clip(u, p.eps, 1 - p.eps))
 
-  def ratios(u, m, kl_a, kl_i):
-    """(F, dr_i/du_i, KL(mu_a, m_i), KL(mu_i, m_i)), r_i = KL(mu_a, m_i) / KL(mu_i, m_i),
-    F = sum_i r_i."""
-    if family.transport_x is weighted_mean:  # m = (1 - u) mu_a + u mu_i
-      da1, di1 = _kl_slope(family, mu_a, m), _kl_slope(family, safe, m)
-      dm_du = safe - mu_a
-    else:  # from the stationarity of m: (1 - u) d_m KL(mu_a, m) + u d_m KL(mu_i, m) = 0
-      da1, da2 = _kl_derivatives(family, mu_a, m)
-      di1, di2 = _kl_derivatives(family, safe, m)
-      curvature = (1 - u) * da2 + u * di2
-      dm_du = -(di1 - da1) / curvature
-      if family.transport_x is None:
-        # Golden section finds m to sqrt(eps) only (it compares values near a
-        # minimum), and the ratios are first-order sensitive to m: one Newton
-        # step on the stationarity condition brings m to rounding accuracy.
-        m = m - ((1 - u) * da1 + u * di1) / curvature
-        kl_a, kl_i = family.kl(mu_a, m), family.kl(safe, m)
-    kl_i = jnp.where(others, jnp.maximum(kl_i, jnp.finfo(dtype).tiny), 1.0)
-    f = jnp.sum(jnp.where(others, kl_a / kl_i, 0.0))
-    dr_du = jnp.where(others, (da1 * kl_i - kl_a * di1) / kl_i ** 2 * dm_du, 0.0)
-    return f, dr_du, kl_a, kl_i
 
-  # Fast path: Newton on all the conditions at once. With e_i = G_i(u_i) - y,
-  # g_i = G_i'(u_i), p_i = dPhi/du_i and y' = dy/ds, the Jacobian is an arrow,
-  #   g_i du_i - y' ds = -e_i,   sum_i p_i du_i = -Phi,
-  # solved in O(K). A lane stops once its relative residual is below `accept`,
-  # after one more step (which squares it).
-  def newton(u, v):
-    y = v * y_max
-    m, kl_a, kl_i = evaluate(u)
-    f, dr_du, kl_a, kl_i = ratios(u, m, kl_a, kl_i)
-    phi = jnp.log(f)
-    e = jnp.where(others, kl_a + u / (1 - u) * kl_i - y, 0.0)
-    g = kl_i / (1 - u) ** 2
-    p = dr_du / f
-    dy_ds = y * (1 - v)
-    ds = (jnp.sum(p * e / g) - phi) / (dy_ds * jnp.sum(p / g))
-    du = (dy_ds * ds - e) / g
-    residual = jnp.maximum(jnp.abs(phi), jnp.max(jnp.abs(e)) / y)
-    # Damped far from the solution: u_i moves at most halfway to 0 or 1, and the
-    # odds v / (1 - v) by a factor e at most.
-    u_new = jnp.where(others, jnp.clip(u + du, 0.5 * u, 0.5 * (1 + u)), 0.5)
-    v_new = jax.nn.sigmoid(jnp.log(v) - jnp.log1p(-v) + jnp.clip(ds, -1.0, 1.0))
-    ok = (jnp.isfinite(residual) & jnp.all(jnp.isfinite(u_new)) & (v_new > 0) &
-          (v_new < 1))
-    return jnp.where(ok, residual, jnp.inf), u_new, v_new
+def _to_q(p: _Problem, u, v):
+  """The scale-free start q_i = u_i D_i / y of a solution (u, v)."""
+  return jnp.where(p.others, u * p.d / (v * p.y_max), 1.0)
 
-  # Safeguarded path: the inner equations by Newton in u_i, then the outer one by
-  # Newton in s, each step kept inside a bracket (bisection otherwise).
-  def inner(y, u, active):
-    """G_i(u_i) = y for every arm i != a, from u; `active` False: nothing to do."""
 
-    def residual(u, kl_a, kl_i):  # (1 - u) (G(u) - y), with the sign of G(u) - y
-      return (1 - u) * kl_a + u * kl_i - y * (1 - u)
+def _evaluate(p: _Problem, u):
+  """The transport point m_i of the weights (1 - u_i, u_i), and the two KLs there."""
+  family = p.family
+  m = transport_cost(family, 1 - u, p.mu_a, u, p.safe).x
+  return m, family.kl(p.mu_a, m), family.kl(p.safe, m)
 
-    def status(u, lo, hi, h, n):
-      small = jnp.abs(h) <= tol * y * (1 - u)
-      narrow = hi - lo <= 4 * eps * jnp.maximum(u, eps)
-      return ~active | is_a | small | narrow | (n >= max_iters)
 
-    m, kl_a, kl_i = evaluate(u)
-    h = residual(u, kl_a, kl_i)
-    lo = jnp.where(h < 0, u, 0.0)
-    hi = jnp.where(h < 0, 1.0, u)
-    n = jnp.zeros((), jnp.int32)
-    carry = (u, lo, hi, h, m, kl_a, kl_i, status(u, lo, hi, h, n), n)
+def _ratios(p: _Problem, u, m, kl_a, kl_i):
+  """(F, dr_i/du_i, KL(mu_a, m_i), KL(mu_i, m_i)), r_i = KL(mu_a, m_i) / KL(mu_i, m_i),
+  F = sum_i r_i."""
+  family, mu_a, safe = p.family, p.mu_a, p.safe
+  if family.transport_x is weighted_mean:  # m = (1 - u) mu_a + u mu_i
+    da1, di1 = _kl_slope(family, mu_a, m), _kl_slope(family, safe, m)
+    dm_du = safe - mu_a
+  else:  # from the stationarity of m: (1 - u) d_m KL(mu_a, m) + u d_m KL(mu_i, m) = 0
+    da1, da2 = _kl_derivatives(family, mu_a, m)
+    di1, di2 = _kl_derivatives(family, safe, m)
+    curvature = (1 - u) * da2 + u * di2
+    dm_du = -(di1 - da1) / curvature
+    if family.transport_x is None:
+      # Golden section finds m to sqrt(eps) only (it compares values near a
+      # minimum), and the ratios are first-order sensitive to m: one Newton
+      # step on the stationarity condition brings m to rounding accuracy.
+      m = m - ((1 - u) * da1 + u * di1) / curvature
+      kl_a, kl_i = family.kl(mu_a, m), family.kl(safe, m)
+  kl_i = jnp.where(p.others, jnp.maximum(kl_i, jnp.finfo(safe.dtype).tiny), 1.0)
+  f = jnp.sum(jnp.where(p.others, kl_a / kl_i, 0.0))
+  dr_du = jnp.where(p.others, (da1 * kl_i - kl_a * di1) / kl_i ** 2 * dm_du, 0.0)
+  return f, dr_du, kl_a, kl_i
 
-    def body(carry):
-      u, lo, hi, h, m, kl_a, kl_i, done, n = carry
-      step = u - h * (1 - u) / kl_i
-      ok = jnp.isfinite(step) & (step > lo) & (step < hi)
-      u_new = jnp.where(done, u, jnp.where(ok, step, 0.5 * (lo + hi)))
-      m_new, kl_a_new, kl_i_new = evaluate(u_new)
-      h_new = residual(u_new, kl_a_new, kl_i_new)
-      keep = lambda old, new: jnp.where(done, old, new)
-      lo = keep(lo, jnp.where(h_new < 0, u_new, lo))
-      hi = keep(hi, jnp.where(h_new < 0, hi, u_new))
-      # A Newton step that does not halve a small residual has met the rounding
-      # noise of the KLs (near a tie, say): stop there.
-      stalled = (ok & (jnp.abs(h_new) > 0.5 * jnp.abs(h)) &
-                 (jnp.abs(h_new) <= noise * y * (1 - u_new)))
-      u, h, m = keep(u, u_new), keep(h, h_new), keep(m, m_new)
-      kl_a, kl_i = keep(kl_a, kl_a_new), keep(kl_i, kl_i_new)
-      n = n + 1
-      return (u, lo, hi, h, m, kl_a, kl_i, done | stalled | status(u, lo, hi, h, n), n)
 
-    u, _, _, _, m, kl_a, kl_i, _, n = jax.lax.while_loop(
-        lambda c: ~jnp.all(c[7]), body, carry)
-    return u, m, kl_a, kl_i, 1 + n
+# --------------------------------------------------------------------------
+# The fast solver: Newton on all the conditions at once.
 
-  def outer_point(v, q, active):
-    """The inner solution at y = v y_max, and Phi and dPhi/ds there (s = logit v)."""
-    y = v * y_max
-    u, m, kl_a, kl_i, evals = inner(y, guess(q, v), active)
-    f, dr_du, _, kl_i = ratios(u, m, kl_a, kl_i)
-    df_dy = jnp.sum(dr_du * (1 - u) ** 2 / kl_i)  # du_i/dy = 1 / G_i'(u_i)
-    return jnp.log(f), df_dy / f * y * (1 - v), to_q(u, v), evals
 
-  def nested(v, q, active):
-    def converged(phi, v, lo, hi, n):
-      return ~active | (jnp.abs(phi) <= tol) | (hi - lo <= 4 * eps * v) | (n >= max_iters)
+def _newton(p: _Problem, u, v):
+  """One joint Newton step from (u, v): (residual, u', v'), residual inf where not finite.
 
-    phi, dphi, q, evals = outer_point(v, q, active)
-    lo = jnp.where(phi < 0, v, 0.0)
-    hi = jnp.where(phi < 0, 1.0, v)
-    n = jnp.zeros((), jnp.int32)
-    carry = (v, lo, hi, phi, dphi, q, converged(phi, v, lo, hi, n), n, evals)
+  With e_i = G_i(u_i) - y, g_i = G_i'(u_i), p_i = dPhi/du_i and y' = dy/ds, the
+  Jacobian is an arrow,
+    g_i du_i - y' ds = -e_i,   sum_i p_i du_i = -Phi,
+  solved in O(K).
+  """
+  others = p.others
+  y = v * p.y_max
+  m, kl_a, kl_i = _evaluate(p, u)
+  f, dr_du, kl_a, kl_i = _ratios(p, u, m, kl_a, kl_i)
+  phi = jnp.log(f)
+  e = jnp.where(others, kl_a + u / (1 - u) * kl_i - y, 0.0)
+  g = kl_i / (1 - u) ** 2
+  dphi_du = dr_du / f
+  dy_ds = y * (1 - v)
+  ds = (jnp.sum(dphi_du * e / g) - phi) / (dy_ds * jnp.sum(dphi_du / g))
+  du = (dy_ds * ds - e) / g
+  residual = jnp.maximum(jnp.abs(phi), jnp.max(jnp.abs(e)) / y)
+  # Damped far from the solution: u_i moves at most halfway to 0 or 1, and the
+  # odds v / (1 - v) by a factor e at most.
+  u_new = jnp.where(others, jnp.clip(u + du, 0.5 * u, 0.5 * (1 + u)), 0.5)
+  v_new = jax.nn.sigmoid(jnp.log(v) - jnp.log1p(-v) + jnp.clip(ds, -1.0, 1.0))
+  ok = (jnp.isfinite(residual) & jnp.all(jnp.isfinite(u_new)) & (v_new > 0) &
+        (v_new < 1))
+  return jnp.where(ok, residual, jnp.inf), u_new, v_new
 
-    def body(carry):
-      v, lo, hi, phi, dphi, q, done, n, evals = carry
-      step = jax.nn.sigmoid(jnp.log(v) - jnp.log1p(-v) - phi / dphi)
-      ok = jnp.isfinite(step) & (step > lo) & (step < hi)
-      v_new = jnp.where(done, v, jnp.where(ok, step, 0.5 * (lo + hi)))
-      phi_new, dphi_new, q_new, more = outer_point(v_new, q, ~done)
-      keep = lambda old, new: jnp.where(done, old, new)
-      lo = keep(lo, jnp.where(phi_new < 0, v_new, lo))
-      hi = keep(hi, jnp.where(phi_new < 0, hi, v_new))
-      stalled = ok & (jnp.abs(phi_new) > 0.5 * jnp.abs(phi)) & (jnp.abs(phi_new) <= noise)
-      v, phi, dphi, q = keep(v, v_new), keep(phi, phi_new), keep(dphi, dphi_new), keep(q, q_new)
-      evals = evals + jnp.where(done, 0, more)
-      n = n + 1
-      return (v, lo, hi, phi, dphi, q, done | stalled | converged(phi, v, lo, hi, n), n,
-              evals)
 
-    v, _, _, _, _, q, _, _, evals = jax.lax.while_loop(lambda c: ~c[6], body, carry)
-    return v, q, evals
+def _fast(p: _Problem, u, v, solve):
+  """The fast solver from (u, v) where `solve`: (u, v, converged, evaluations).
+
+  A lane stops once its relative residual is below `accept`, after one more step
+  (which squares it), or at a step that is not finite.
+  """
 
   def fast_step(carry):
     u, v, done, converged, n = carry
-    residual, u_new, v_new = newton(u, v)
+    residual, u_new, v_new = _newton(p, u, v)
     ok = jnp.isfinite(residual)
     step = ~done & ok
-    small = step & (residual <= accept)
+    small = step & (residual <= p.accept)
     return (jnp.where(step, u_new, u), jnp.where(step, v_new, v), done | ~ok | small,
             converged | small, n + jnp.where(done, 0, 1))
 
   # The first FAST_UNROLLED steps are straight-line code, which XLA fuses (a
   # while_loop's body costs several times more per step on CPU); the loop takes
   # the lanes that need more.
-  carry = (guess(q0, v0), v0, ~solve, jnp.zeros((), bool), jnp.zeros((), jnp.int32))
+  carry = (u, v, ~solve, jnp.zeros((), bool), jnp.zeros((), jnp.int32))
   for _ in range(FAST_UNROLLED):
     carry = fast_step(carry)
   u, v, _, converged, evals = jax.lax.while_loop(
       lambda c: ~c[2] & (c[4] < FAST_ITERS), fast_step, carry)
-  q = to_q(u, v)
+  return u, v, converged, evals
+
+
+# --------------------------------------------------------------------------
+# The safeguarded solver: the inner equations by Newton in u_i, then the outer
+# one by Newton in s, each step kept inside a bracket (bisection otherwise).
+
+
+def _inner(p: _Problem, y, u, active):
+  """G_i(u_i) = y for every arm i != a, from u; `active` False: nothing to do.
+
+  Returns (u, m, KL(mu_a, m), KL(mu_i, m), transport evaluations).
+  """
+  eps, tol, noise, max_iters = p.eps, p.tol, p.noise, p.max_iters
+
+  def residual(u, kl_a, kl_i):  # (1 - u) (G(u) - y), with the sign of G(u) - y
+    return (1 - u) * kl_a + u * kl_i - y * (1 - u)
+
+  def status(u, lo, hi, h, n):
+    small = jnp.abs(h) <= tol * y * (1 - u)
+    narrow = hi - lo <= 4 * eps * jnp.maximum(u, eps)
+    return ~active | p.is_a | small | narrow | (n >= max_iters)
+
+  m, kl_a, kl_i = _evaluate(p, u)
+  h = residual(u, kl_a, kl_i)
+  lo = jnp.where(h < 0, u, 0.0)
+  hi = jnp.where(h < 0, 1.0, u)
+  n = jnp.zeros((), jnp.int32)
+  carry = (u, lo, hi, h, m, kl_a, kl_i, status(u, lo, hi, h, n), n)
+
+  def body(carry):
+    u, lo, hi, h, m, kl_a, kl_i, done, n = carry
+    step = u - h * (1 - u) / kl_i
+    ok = jnp.isfinite(step) & (step > lo) & (step < hi)
+    u_new = jnp.where(done, u, jnp.where(ok, step, 0.5 * (lo + hi)))
+    m_new, kl_a_new, kl_i_new = _evaluate(p, u_new)
+    h_new = residual(u_new, kl_a_new, kl_i_new)
+    keep = lambda old, new: jnp.where(done, old, new)
+    lo = keep(lo, jnp.where(h_new < 0, u_new, lo))
+    hi = keep(hi, jnp.where(h_new < 0, hi, u_new))
+    # A Newton step that does not halve a small residual has met the rounding
+    # noise of the KLs (near a tie, say): stop there.
+    stalled = (ok & (jnp.abs(h_new) > 0.5 * jnp.abs(h)) &
+               (jnp.abs(h_new) <= noise * y * (1 - u_new)))
+    u, h, m = keep(u, u_new), keep(h, h_new), keep(m, m_new)
+    kl_a, kl_i = keep(kl_a, kl_a_new), keep(kl_i, kl_i_new)
+    n = n + 1
+    return (u, lo, hi, h, m, kl_a, kl_i, done | stalled | status(u, lo, hi, h, n), n)
+
+  u, _, _, _, m, kl_a, kl_i, _, n = jax.lax.while_loop(
+      lambda c: ~jnp.all(c[7]), body, carry)
+  return u, m, kl_a, kl_i, 1 + n
+
+
+def _outer_point(p: _Problem, v, q, active):
+  """The inner solution at y = v y_max, and Phi and dPhi/ds there (s = logit v):
+  (Phi, dPhi/ds, q of the solution, transport evaluations)."""
+  y = v * p.y_max
+  u, m, kl_a, kl_i, evals = _inner(p, y, _guess(p, q, v), active)
+  f, dr_du, _, kl_i = _ratios(p, u, m, kl_a, kl_i)
+  df_dy = jnp.sum(dr_du * (1 - u) ** 2 / kl_i)  # du_i/dy = 1 / G_i'(u_i)
+  return jnp.log(f), df_dy / f * y * (1 - v), _to_q(p, u, v), evals
+
+
+def _nested(p: _Problem, v, q, active):
+  """Newton on Phi(s) = 0 over `_outer_point`, from (v, q): (v, q, evaluations)."""
+  eps, tol, noise, max_iters = p.eps, p.tol, p.noise, p.max_iters
+
+  def converged(phi, v, lo, hi, n):
+    return ~active | (jnp.abs(phi) <= tol) | (hi - lo <= 4 * eps * v) | (n >= max_iters)
+
+  phi, dphi, q, evals = _outer_point(p, v, q, active)
+  lo = jnp.where(phi < 0, v, 0.0)
+  hi = jnp.where(phi < 0, 1.0, v)
+  n = jnp.zeros((), jnp.int32)
+  carry = (v, lo, hi, phi, dphi, q, converged(phi, v, lo, hi, n), n, evals)
+
+  def body(carry):
+    v, lo, hi, phi, dphi, q, done, n, evals = carry
+    step = jax.nn.sigmoid(jnp.log(v) - jnp.log1p(-v) - phi / dphi)
+    ok = jnp.isfinite(step) & (step > lo) & (step < hi)
+    v_new = jnp.where(done, v, jnp.where(ok, step, 0.5 * (lo + hi)))
+    phi_new, dphi_new, q_new, more = _outer_point(p, v_new, q, ~done)
+    keep = lambda old, new: jnp.where(done, old, new)
+    lo = keep(lo, jnp.where(phi_new < 0, v_new, lo))
+    hi = keep(hi, jnp.where(phi_new < 0, hi, v_new))
+    stalled = ok & (jnp.abs(phi_new) > 0.5 * jnp.abs(phi)) & (jnp.abs(phi_new) <= noise)
+    v, phi, dphi, q = keep(v, v_new), keep(phi, phi_new), keep(dphi, dphi_new), keep(q, q_new)
+    evals = evals + jnp.where(done, 0, more)
+    n = n + 1
+    return (v, lo, hi, phi, dphi, q, done | stalled | converged(phi, v, lo, hi, n), n,
+            evals)
+
+  v, _, _, _, _, q, _, _, evals = jax.lax.while_loop(lambda c: ~c[6], body, carry)
+  return v, q, evals
+
+
+# --------------------------------------------------------------------------
+# One instance: set up, the fast solver, the safeguarded one for the lanes it
+# leaves, and the allocation.
+
+
+def _problem(family: Family, max_iters: int, means):
+  """(problem, a, tie, tied): the instance at `means` [K], its best arm a, and
+  `_safe_means`' tie flag and tied arms."""
+  k = means.shape[-1]
+  dtype = means.dtype
+  eps = jnp.finfo(dtype).eps
+  safe, tie, tied = _safe_means(family, means)
+  a = jnp.argmax(safe).astype(jnp.int32)
+  is_a = jnp.arange(k) == a
+  mu_a = safe[a]
+  d = jnp.where(is_a, 1.0, family.kl(mu_a, safe))
+  y_max = jnp.min(jnp.where(is_a, jnp.inf, d))
+  problem = _Problem(family=family, max_iters=max_iters, safe=safe, is_a=is_a,
+                     others=~is_a, mu_a=mu_a, d=d, y_max=y_max, eps=eps,
+                     tol=eps ** 0.75, accept=eps ** 0.5, noise=eps ** 0.25)
+  return problem, a, tie, tied
+
+
+def _solve_one(family: Family, max_iters: int, means, start: WarmStart, update):
+  """`warm_solve` for one instance: (w, gamma, start, evaluations)."""
+  k = means.shape[-1]
+  dtype = means.dtype
+  p, a, tie, tied = _problem(family, max_iters, means)
+  solve = jnp.asarray(update) & ~tie
+  fresh = (start.top != a) | ~(start.v > 0) | ~(start.v < 1) | ~jnp.all(jnp.isfinite(start.q))
+  v0 = jnp.where(fresh, cold_v(k), start.v).astype(dtype)
+  q0 = jnp.where(fresh, 1.0, start.q).astype(dtype)
+
+  u, v, converged, evals = _fast(p, _guess(p, q0, v0), v0, solve)
+  q = _to_q(p, u, v)
   # The lanes that the fast path left go to the safeguarded one, from where it
   # ended (every step it kept had finite values and 0 < v < 1). A while_loop of
   # at most one pass skips it when no lane needs it.
@@ -296,16 +372,23 @@ def _solve_one(family: Family, max_iters: int, means, start: WarmStart, update):
 
   def fallback(carry):
     _, v, q, evals = carry
-    v, q, more = nested(v, q, slow)
+    v, q, more = _nested(p, v, q, slow)
     return jnp.zeros((), bool), v, q, evals + jnp.where(slow, more, 0)
 
   _, v, q, evals = jax.lax.while_loop(lambda c: c[0], fallback, (slow, v, q, evals))
+  return _allocation(p, a, tie, tied, solve, start, v, q, evals)
 
-  u = guess(q, v)
-  x = jnp.where(is_a, 1.0, u / (1 - u))
+
+def _allocation(p: _Problem, a, tie, tied, solve, start: WarmStart, v, q, evals):
+  """(w, gamma, start, evaluations) from the solution (v, q), with the conventions
+  for ties and for lanes whose iterate is not finite."""
+  k = p.safe.shape[-1]
+  dtype = p.safe.dtype
+  u = _guess(p, q, v)
+  x = jnp.where(p.is_a, 1.0, u / (1 - u))
   total = jnp.sum(x)
   w = x / total
-  gamma = v * y_max / total
+  gamma = v * p.y_max / total
   w_tie = (tied / jnp.sum(tied)).astype(dtype)
   new = WarmStart(top=a, v=v, q=q)
   start = jax.tree.map(lambda n_, o: jnp.where(solve, n_, o.astype(n_.dtype)), new, start)

@@ -20,6 +20,19 @@ Results are kept per job in <out>/runs.jsonl as each job ends, so a rerun resume
 and recomputes nothing that is recorded; the reports are rebuilt from the store
 every time. <out>/claims.md gathers the claims tables of the experiments run.
 
+The modules:
+
+  specs.py      the config of every experiment at each scale ("smoke", "paper")
+  jobs.py       `Experiment`, jobs and their keys, the "simulate" and "trace" kinds
+  runner.py     `Runner`: runs the jobs not yet stored, by a table of executors
+  reference.py  the oracle quantities the figures compare with
+  plots.py      matplotlib, optional
+  table1.py, traces.py, sensitivity.py, figure1.py, ratio.py, gradients.py:
+                the experiments, each with its jobs and its report
+
+This module gathers the experiments (`EXPERIMENTS`) and the executors of every
+job kind (`EXECUTORS`) and runs them (`run`, `main`).
+
 Example:
   $ jbai reproduce --scale smoke --out /tmp/jbai-smoke
   $ jbai reproduce --scale paper --only sensitivity
@@ -27,39 +40,21 @@ Example:
 
 import os
 import time
-from typing import Callable, NamedTuple, Optional
+from typing import Optional
 
-from jbai.reproduce import figure1, gradients, ratio, sensitivity, specs, table1, traces
-from jbai.reproduce.runner import Progress, Runner, job_key, write_json
+from jbai.host import io
+from jbai.reproduce import figure1, gradients, jobs, ratio, sensitivity, specs, table1, traces
+from jbai.reproduce.jobs import Experiment, job_key
+from jbai.reproduce.runner import STORE_NAME, Runner
 from jbai.reproduce.specs import spec
 
+# The experiments, in the order they run and appear in claims.md.
+EXPERIMENTS = {e.name: e for e in [table1.EXPERIMENT, *traces.EXPERIMENTS,
+                                   sensitivity.EXPERIMENT, figure1.EXPERIMENT,
+                                   ratio.EXPERIMENT, *gradients.EXPERIMENTS]}
 
-class Experiment(NamedTuple):
-  name: str
-  title: str
-  jobs: Callable[[dict], list]                 # config -> jobs
-  report: Callable[[dict, dict, str], list]    # (config, records, out) -> claims
-
-
-EXPERIMENTS = {e.name: e for e in [
-    Experiment("table1", "Table 1: optimal allocations", table1.jobs, table1.report),
-    Experiment("transport", "Transport cost estimates Gamma_t(T_t/t)", traces.jobs,
-               traces.report_transport),
-    Experiment("beta_t", "Estimates of beta: the best arm's share", traces.jobs,
-               traces.report_beta_t),
-    Experiment("oversampled", "Sampling over-sampled arms (ablation always-top)",
-               traces.jobs, traces.report_oversampled),
-    Experiment("sensitivity", "Sensitivity to beta", sensitivity.jobs,
-               sensitivity.report),
-    Experiment("figure1", "Sample complexity against beta (Figure 1)", figure1.jobs,
-               figure1.report),
-    Experiment("ratio", "Ratio to the lower bound as delta -> 0 (beyond the paper)",
-               ratio.jobs, ratio.report),
-    Experiment("gradient", "Gradient of E[tau] against the gradient of T* (beyond the paper)",
-               gradients.gradient_jobs, gradients.gradient_report),
-    Experiment("hardest", "Where a rule is least efficient: gradient ascent against random "
-               "search (beyond the paper)", gradients.hardest_jobs, gradients.hardest_report),
-]}
+# {job kind: executor(job, progress) -> result}: how each kind of job runs.
+EXECUTORS = {**jobs.EXECUTORS, **gradients.EXECUTORS}
 
 CLAIMS_NAME = "claims.md"
 
@@ -94,19 +89,18 @@ def run(names=None, scale: str = "smoke", out: str = "results", progress: bool =
   for name in names:
     configs.setdefault(name, spec(name, scale))
   os.makedirs(out, exist_ok=True)
-  runner = Runner(out, progress, stream)
-  every = [job for name in names for job in EXPERIMENTS[name].jobs(configs[name])]
-  bar = Progress(len(runner.pending(every)), progress, stream)
+  runner = Runner(out, EXECUTORS, progress, stream)
+  bar = runner.progress(job for name in names for job in EXPERIMENTS[name].jobs(configs[name]))
   t0 = time.perf_counter()
   before = set(os.listdir(out))
   for name in names:
     exp = EXPERIMENTS[name]
     records = runner.ensure(exp.jobs(configs[name]), bar)
     claims = exp.report(configs[name], records, out)
-    write_json(os.path.join(out, f"{name}.claims.json"),
-               {"experiment": name, "title": exp.title, "scale": scale,
-                "note": specs.NOTES.get(name, "") if scale == "paper" else "",
-                "claims": claims})
+    io.write_json(os.path.join(out, f"{name}.claims.json"),
+                  {"experiment": name, "title": exp.title, "scale": scale,
+                   "note": specs.NOTES.get(name, "") if scale == "paper" else "",
+                   "claims": claims})
   write_claims_table(out)
   seconds = time.perf_counter() - t0
   files = sorted(set(os.listdir(out)) | before)
@@ -119,6 +113,26 @@ def run_experiment(name: str, config: dict, out: str = "results",
   """Runs one experiment with an explicit config (the scripts in experiments/ use it)."""
   scale = "paper" if config == spec(name, "paper") else "custom"
   return run([name], scale, out, progress, configs={name: config})
+
+
+def script(name: str, config: dict, description: str, argv=None) -> dict:
+  """The command line of experiments/<name>.py: `python experiments/<name>.py
+  [--out DIR]` runs the experiment with the script's config, with JAX's
+  persistent compilation cache on (as `jbai reproduce`).
+
+  Args:
+    name: the experiment.
+    config: the script's CONFIG.
+    description: the script's docstring (its first line is the --help text).
+    argv: the arguments (default: sys.argv[1:]).
+  """
+  import argparse
+  from jbai.host.caches import enable_compilation_cache
+  parser = argparse.ArgumentParser(description=description.splitlines()[0])
+  parser.add_argument("--out", default="results")
+  out = parser.parse_args(argv).out
+  enable_compilation_cache()
+  return run_experiment(name, config, out)
 
 
 def write_claims_table(out: str) -> str:
@@ -140,12 +154,7 @@ def write_claims_table(out: str) -> str:
       notes.append(f"- {name} ({block['scale']} scale): {block['note']}")
   if notes:
     lines += ["", "Settings that differ from the paper:", ""] + notes
-  path = os.path.join(out, CLAIMS_NAME)
-  tmp = path + ".tmp"
-  with open(tmp, "w", encoding="utf-8") as f:
-    f.write("\n".join(lines) + "\n")
-  os.replace(tmp, path)
-  return path
+  return io.write_text(os.path.join(out, CLAIMS_NAME), "\n".join(lines) + "\n")
 
 
 def _cell(text: str) -> str:
@@ -166,7 +175,7 @@ def main(args) -> int:
     raise ValueError(f"unknown scale {scale!r}; choose from {sorted(specs.SCALES)}")
   summary = run(names, scale, out, progress=True)
   print(f"jbai reproduce --scale {scale}: {summary['computed']} job(s) run, "
-        f"{summary['skipped']} found in {os.path.join(out, 'runs.jsonl')}, "
+        f"{summary['skipped']} found in {os.path.join(out, STORE_NAME)}, "
         f"{summary['seconds']:.0f} s")
   for label, reason in summary["failed"]:
     print(f"  not run: {label}: {reason}")
@@ -174,5 +183,5 @@ def main(args) -> int:
   return 1 if summary["failed"] else 0
 
 
-__all__ = ["EXPERIMENTS", "Experiment", "job_key", "main", "run", "run_experiment",
-           "spec", "specs", "write_claims_table"]
+__all__ = ["EXECUTORS", "EXPERIMENTS", "Experiment", "job_key", "main", "run",
+           "run_experiment", "script", "spec", "specs", "write_claims_table"]

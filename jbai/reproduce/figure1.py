@@ -14,8 +14,9 @@ import os
 
 import numpy as np
 
+from jbai.host.io import write_csv
 from jbai.reproduce import plots, reference
-from jbai.reproduce.runner import result_of, simulate_job, write_csv
+from jbai.reproduce.jobs import Experiment, finished, simulate_job
 
 
 def _plan(config):
@@ -46,10 +47,7 @@ def report(config: dict, records: dict, out: str) -> list:
             [[float(b), float(c), float(c) * log_inv, float(c) / t_star]
              for b, c in zip(curve_b, curve)])
   rows, points = [], {}
-  for rule, beta, job in _plan(config):
-    res = result_of(records, job)
-    if res is None:
-      continue
+  for rule, beta, res in finished(records, _plan(config)):
     s = res["per_delta"][0]
     ref = float(at_beta[beta]) * log_inv
     rows.append([rule, beta, res["trials"], s["mean_tau"], s["tau_ci95"][0],
@@ -126,3 +124,6 @@ def _claims(config, beta_opt, t_star, curve_b, curve, at_beta, points) -> list:
       "verdict": ("agrees" if worst >= 10 else
                   f"not on this instance: at most {worst:.1f}x for beta in [{lo}, {hi}]")})
   return claims
+
+
+EXPERIMENT = Experiment("figure1", "Sample complexity against beta (Figure 1)", jobs, report)

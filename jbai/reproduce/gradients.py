@@ -1,7 +1,7 @@
 """Beyond the paper: differentiating through the simulator.
 
 Two experiments built on the likelihood-ratio gradients of `jbai.estimate` (see
-jbai/estimate.py):
+jbai/core/estimate.py):
 
   gradient  the asymptotic link. Asymptotic optimality says E[tau] ~ T*(nu)
             log(1/delta) as delta -> 0; if it holds with the gradient too,
@@ -30,8 +30,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jbai.host.io import write_csv
+from jbai.host.summary import Z95
+from jbai.oracle.t_star import t_star_gradient
 from jbai.reproduce import plots, reference
-from jbai.reproduce.runner import result_of, write_csv
+from jbai.reproduce.jobs import Experiment, dtype_name, result_of, rule_label
+
+Z99 = 2.576  # the standard normal's 99.5% quantile: two-sided 99% intervals
 
 
 # --------------------------------------------------------------------------
@@ -44,7 +49,7 @@ def gradient_job(config: dict) -> dict:
           "rule_params": {}, "delta": [float(d) for d in config["deltas"]],
           "trials": int(config["trials"]), "threshold": config["threshold"],
           "max_steps": int(config["max_steps"]), "seed": int(config["seed"]),
-          "dtype": str(jnp.zeros(()).dtype)}
+          "dtype": dtype_name()}
 
 
 def gradient_jobs(config: dict) -> list:
@@ -54,13 +59,13 @@ def gradient_jobs(config: dict) -> list:
 def run_gradient_job(job: dict, progress) -> dict:
   """Simulates with scores and returns, per delta, E[tau] and the likelihood-ratio
   gradients of E[tau] and P(error) in the means, with standard errors."""
-  import jbai
-  from jbai.estimate import monte_carlo
-  res = jbai.simulate(jax.random.key(job["seed"]), job["family"], job["means"],
-                      jbai.rules.get(job["rule"], **job["rule_params"]), job["delta"],
-                      job["trials"], threshold=job["threshold"],
-                      max_steps=job["max_steps"], scores=True,
-                      progress=lambda done, total, *_: progress.update(done, total, "trials"))
+  from jbai.core.estimate import monte_carlo
+  from jbai.host.simulate import simulate
+  from jbai.rules import get as get_rule
+  res = simulate(jax.random.key(job["seed"]), job["family"], job["means"],
+                 get_rule(job["rule"], **job["rule_params"]), job["delta"], job["trials"],
+                 threshold=job["threshold"], max_steps=job["max_steps"], scores=True,
+                 progress=lambda done, total, *_: progress.update(done, total, "trials"))
   moments = monte_carlo(res.tau, res.correct, res.reward_score, res.policy_score, False)
   out = []
   for d, delta in enumerate(job["delta"]):
@@ -75,22 +80,15 @@ def run_gradient_job(job: dict, progress) -> dict:
           "compile_seconds": res.stats["compile_seconds"]}
 
 
-def _grad_t_star(family: str, means) -> np.ndarray:
-  """grad_mu T*(nu) from the exact oracle's implicit derivatives, in float64."""
-  from jbai import families, oracle
-  with jax.enable_x64(True):
-    fam = families.get(family)
-    t_star = lambda m: 1.0 / oracle.exact_solve(fam, m)[1]
-    return np.asarray(jax.grad(t_star)(jnp.asarray(means, jnp.float64)))
-
-
 def gradient_report(config: dict, records: dict, out: str) -> list:
+  """gradient.csv (per delta and arm: grad E[tau] / log(1/delta), its standard
+  error and grad T*(nu)), gradient.png, and the claim at the smallest delta."""
   res = result_of(records, gradient_job(config))
   if res is None:
     return []
   fam, means = config["family"], config["means"]
   t_star = reference.t_star(fam, means)
-  ref = _grad_t_star(fam, means)
+  _, ref = t_star_gradient(fam, means)
   k = len(means)
   rows = []
   for r in res["per_delta"]:
@@ -104,41 +102,55 @@ def gradient_report(config: dict, records: dict, out: str) -> list:
   header += [f"{c}_{i}" for i in range(k) for c in ("grad_tau_over_log", "se", "grad_t_star")]
   header += ["sum_grad_over_log", "error_rate", "hit_cap"]
   write_csv(os.path.join(out, "gradient.csv"), header, rows)
+  _draw_gradient(config, res, rows, ref, out)
+  return [_gradient_claim(config, res, ref)]
+
+
+def _draw_gradient(config: dict, res: dict, rows: list, ref: np.ndarray, out: str) -> None:
+  """gradient.png: per arm, grad E[tau] / log(1/delta) with its 95% band against
+  log(1/delta), and grad T*(nu) dashed; the best arm and the others apart."""
   plt = plots.pyplot()
-  if plt:
-    fig, axes = plots.grid(plt, 2, 5.5, 4.0)
-    x = [row[1] for row in rows]
-    for ax, arms, title in ((axes[0], [0], "best arm"),
-                            (axes[1], list(range(1, k)), "the other arms")):
-      for i in arms:
-        g = np.array([row[4 + 3 * i] for row in rows])
-        se = np.array([row[5 + 3 * i] for row in rows])
-        ax.plot(x, g, marker=".", color=f"C{i}", label=rf"arm {i}: $\partial E[\tau]/\partial\mu_{i}$"
-                rf" / log(1/$\delta$)")
-        ax.fill_between(x, g - 1.96 * se, g + 1.96 * se, color=f"C{i}", alpha=0.15)
-        ax.axhline(ref[i], color=f"C{i}", ls="--", lw=0.8)
-      ax.set_xscale("log")
-      ax.set_xlabel(r"$\log(1/\delta)$")
-      ax.set_title(f"{title} (dashed: " + r"$\partial T^*(\nu)/\partial\mu_i$)", fontsize=9)
-      ax.legend(fontsize=7)
-    fig.suptitle(f"{config['rule'].upper()} on {fam} {means}: gradient of E[tau] / "
-                 f"log(1/delta) against the gradient of T*, {res['trials']} trials",
-                 fontsize=9)
-    plots.save(plt, fig, os.path.join(out, "gradient.png"))
+  if not plt:
+    return
+  k = len(config["means"])
+  fig, axes = plots.grid(plt, 2, 5.5, 4.0)
+  x = [row[1] for row in rows]
+  for ax, arms, title in ((axes[0], [0], "best arm"),
+                          (axes[1], list(range(1, k)), "the other arms")):
+    for i in arms:
+      g = np.array([row[4 + 3 * i] for row in rows])
+      se = np.array([row[5 + 3 * i] for row in rows])
+      ax.plot(x, g, marker=".", color=f"C{i}",
+              label=rf"arm {i}: $\partial E[\tau]/\partial\mu_{i}$ / log(1/$\delta$)")
+      ax.fill_between(x, g - Z95 * se, g + Z95 * se, color=f"C{i}", alpha=0.15)
+      ax.axhline(ref[i], color=f"C{i}", ls="--", lw=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel(r"$\log(1/\delta)$")
+    ax.set_title(f"{title} (dashed: " + r"$\partial T^*(\nu)/\partial\mu_i$)", fontsize=9)
+    ax.legend(fontsize=7)
+  fig.suptitle(f"{config['rule'].upper()} on {config['family']} {config['means']}: gradient "
+               f"of E[tau] / log(1/delta) against the gradient of T*, {res['trials']} trials",
+               fontsize=9)
+  plots.save(plt, fig, os.path.join(out, "gradient.png"))
+
+
+def _gradient_claim(config: dict, res: dict, ref: np.ndarray) -> dict:
+  """At the smallest delta: is every arm's grad E[tau] / log(1/delta) within its
+  99% interval of grad T*(nu)?"""
   last = res["per_delta"][-1]
   log_inv = math.log(1 / last["delta"])
   g = np.asarray(last["grad_tau"]) / log_inv
   se = np.asarray(last["grad_tau_se"]) / log_inv
-  within = bool(np.all(np.abs(g - ref) <= 2.576 * se))
-  return [{"experiment": "gradient",
-           "claim": "grad_mu E[tau] / log(1/delta) -> grad_mu T*(nu) as delta -> 0 "
-                    f"({config['rule']}, {fam} {means})",
-           "paper": "(beyond the paper) asymptotic optimality of the gradient",
-           "jbai": (f"at log(1/delta) = {log_inv:.1f}, {res['trials']} trials: "
-                    + ", ".join(f"{a:.0f} +- {1.96 * b:.0f} (T*: {c:.0f})"
-                                for a, b, c in zip(g, se, ref))),
-           "verdict": ("consistent: every arm within its 99% interval" if within else
-                       "not within 99% at this delta: see gradient.csv")}]
+  within = bool(np.all(np.abs(g - ref) <= Z99 * se))
+  return {"experiment": "gradient",
+          "claim": "grad_mu E[tau] / log(1/delta) -> grad_mu T*(nu) as delta -> 0 "
+                   f"({config['rule']}, {config['family']} {config['means']})",
+          "paper": "(beyond the paper) asymptotic optimality of the gradient",
+          "jbai": (f"at log(1/delta) = {log_inv:.1f}, {res['trials']} trials: "
+                   + ", ".join(f"{a:.0f} +- {Z95 * b:.0f} (T*: {c:.0f})"
+                               for a, b, c in zip(g, se, ref))),
+          "verdict": ("consistent: every arm within its 99% interval" if within else
+                      "not within 99% at this delta: see gradient.csv")}
 
 
 # --------------------------------------------------------------------------
@@ -147,13 +159,14 @@ def gradient_report(config: dict, records: dict, out: str) -> list:
 
 def _instance_fn(k: int, t0: float, box: float):
   """u [K-1] -> Gaussian means [K] with T*(nu) = t0 (see the module docstring)."""
-  from jbai import families, oracle
-  fam = families.gaussian()
+  from jbai.families import gaussian
+  from jbai.oracle import exact_solve
+  fam = gaussian()
 
   def means_of(u):
     gaps = jnp.exp(jnp.clip(u, -box, box))
     raw = jnp.concatenate([jnp.zeros(1, gaps.dtype), -gaps])
-    scale = jnp.sqrt(1.0 / oracle.exact_solve(fam, raw)[1] / t0)
+    scale = jnp.sqrt(1.0 / exact_solve(fam, raw)[1] / t0)
     return raw * scale
 
   return fam, means_of
@@ -161,15 +174,16 @@ def _instance_fn(k: int, t0: float, box: float):
 
 def _ratio_fn(rule_name: str, rule_params: dict, config: dict):
   """(u, key) -> (R(nu(u)) with likelihood-ratio derivatives, simulated steps)."""
-  import jbai
+  from jbai.core.estimate import estimate
+  from jbai.rules import get as get_rule
   k, t0, delta = config["arms"], float(config["t_star"]), float(config["delta"])
   fam, means_of = _instance_fn(k, t0, float(config["box"]))
-  rule = jbai.rules.get(rule_name, **rule_params)
+  rule = get_rule(rule_name, **rule_params)
   log_inv = math.log(1 / delta)
 
   def ratio(u, key, n_trials):
-    est = jbai.estimate(key, fam, means_of(u), rule, delta, n_trials, config["threshold"],
-                        config["max_steps"])
+    est = estimate(key, fam, means_of(u), rule, delta, n_trials, config["threshold"],
+                   config["max_steps"])
     return est.mean_tau / (t0 * log_inv), (jnp.sum(est.trials.steps), est.mean_tau_se /
                                            (t0 * log_inv))
 
@@ -180,7 +194,7 @@ def hardest_job(config: dict, rule: str, params: dict) -> dict:
   keys = ("arms", "t_star", "box", "delta", "threshold", "max_steps", "trials", "steps",
           "learning_rate", "final_trials", "seed")
   return {"kind": "search", "rule": rule, "rule_params": dict(params),
-          **{k: config[k] for k in keys}, "dtype": str(jnp.zeros(()).dtype)}
+          **{k: config[k] for k in keys}, "dtype": dtype_name()}
 
 
 def hardest_jobs(config: dict) -> list:
@@ -235,7 +249,8 @@ def run_search_job(job: dict, progress) -> dict:
 
 
 def hardest_report(config: dict, records: dict, out: str) -> list:
-  from jbai.reproduce.runner import rule_label
+  """hardest.csv (the fresh evaluations), hardest_trace.csv (every evaluation of
+  the ascent and of the random search), hardest.png, and a claim per rule."""
   rows, trace_rows, claims = [], [], []
   plt = plots.pyplot()
   fig, ax = (plt.subplots(figsize=(6.5, 4.2)) if plt else (None, None))
@@ -253,32 +268,8 @@ def hardest_report(config: dict, records: dict, out: str) -> list:
       rows.append([label, name, f[name]["ratio"], f[name]["se"],
                    " ".join(f"{m:.4f}" for m in f[name]["means"])])
     if plt:
-      c = f"C{j}"
-      a = res["ascent"]
-      ax.plot([r["steps"] for r in a], [r["ratio"] for r in a], color=c, lw=1,
-              label=f"{label}: Adam ascent")
-      rs = res["random"]
-      ax.plot([r["steps"] for r in rs], np.maximum.accumulate([r["ratio"] for r in rs]),
-              color=c, lw=1, ls=":", label=f"{label}: random search (running max)")
-      end = res["steps"]
-      for name, marker in (("ascent", "o"), ("random", "s")):
-        ax.errorbar([end * (1.03 if name == "random" else 1.0)], [f[name]["ratio"]],
-                    yerr=[1.96 * f[name]["se"]], color=c, marker=marker, ms=5, capsize=3)
-    gap = f["ascent"]["ratio"] - f["random"]["ratio"]
-    se = math.hypot(f["ascent"]["se"], f["random"]["se"])
-    verdict = ("ascent finds a harder instance (difference > 1.96 se)" if gap > 1.96 * se
-               else "random search as good or better" if gap < -1.96 * se
-               else "no significant difference")
-    claims.append({
-        "experiment": "hardest",
-        "claim": f"where {label} is least efficient: max R(nu) = E[tau] / (T* log(1/delta))",
-        "paper": "(beyond the paper) worst-case instance search by gradient ascent",
-        "jbai": (f"equal gaps R = {f['start']['ratio']:.3f}; ascent R = "
-                 f"{f['ascent']['ratio']:.3f} +- {1.96 * f['ascent']['se']:.3f} at "
-                 f"{[round(m, 3) for m in f['ascent']['means']]}; random search R = "
-                 f"{f['random']['ratio']:.3f} +- {1.96 * f['random']['se']:.3f} "
-                 f"({res['steps']:.3g} simulated steps each)"),
-        "verdict": verdict})
+      _draw_search(ax, f"C{j}", label, res)
+    claims.append(_hardest_claim(label, res))
   write_csv(os.path.join(out, "hardest.csv"),
             ["rule", "instance", "ratio", "se", "means"], rows)
   write_csv(os.path.join(out, "hardest_trace.csv"),
@@ -292,3 +283,48 @@ def hardest_report(config: dict, records: dict, out: str) -> list:
     ax.legend(fontsize=6)
     plots.save(plt, fig, os.path.join(out, "hardest.png"))
   return claims
+
+
+def _draw_search(ax, color: str, label: str, res: dict) -> None:
+  """One rule's search: R along the ascent, the running maximum of the random
+  search, both against simulated steps, and the fresh evaluations of the two
+  best instances with 95% intervals."""
+  a, rs, f = res["ascent"], res["random"], res["final"]
+  ax.plot([r["steps"] for r in a], [r["ratio"] for r in a], color=color, lw=1,
+          label=f"{label}: Adam ascent")
+  ax.plot([r["steps"] for r in rs], np.maximum.accumulate([r["ratio"] for r in rs]),
+          color=color, lw=1, ls=":", label=f"{label}: random search (running max)")
+  end = res["steps"]
+  for name, marker in (("ascent", "o"), ("random", "s")):
+    ax.errorbar([end * (1.03 if name == "random" else 1.0)], [f[name]["ratio"]],
+                yerr=[Z95 * f[name]["se"]], color=color, marker=marker, ms=5, capsize=3)
+
+
+def _hardest_claim(label: str, res: dict) -> dict:
+  """Does the ascent find a harder instance than random search (fresh evaluations)?"""
+  f = res["final"]
+  gap = f["ascent"]["ratio"] - f["random"]["ratio"]
+  se = math.hypot(f["ascent"]["se"], f["random"]["se"])
+  verdict = ("ascent finds a harder instance (difference > 1.96 se)" if gap > Z95 * se
+             else "random search as good or better" if gap < -Z95 * se
+             else "no significant difference")
+  return {
+      "experiment": "hardest",
+      "claim": f"where {label} is least efficient: max R(nu) = E[tau] / (T* log(1/delta))",
+      "paper": "(beyond the paper) worst-case instance search by gradient ascent",
+      "jbai": (f"equal gaps R = {f['start']['ratio']:.3f}; ascent R = "
+               f"{f['ascent']['ratio']:.3f} +- {Z95 * f['ascent']['se']:.3f} at "
+               f"{[round(m, 3) for m in f['ascent']['means']]}; random search R = "
+               f"{f['random']['ratio']:.3f} +- {Z95 * f['random']['se']:.3f} "
+               f"({res['steps']:.3g} simulated steps each)"),
+      "verdict": verdict}
+
+
+EXPERIMENTS = [
+    Experiment("gradient", "Gradient of E[tau] against the gradient of T* (beyond the paper)",
+               gradient_jobs, gradient_report),
+    Experiment("hardest", "Where a rule is least efficient: gradient ascent against random "
+               "search (beyond the paper)", hardest_jobs, hardest_report),
+]
+
+EXECUTORS = {"gradient": run_gradient_job, "search": run_search_job}

@@ -5,8 +5,9 @@
 reproduction is then skipped and the CSV files are still written.
 """
 
-import os
 import sys
+
+from jbai.host.io import atomic_write
 
 _WARNED = []
 
@@ -39,12 +40,13 @@ def grid(plt, n: int, width: float = 5.0, height: float = 3.6):
 
 
 def save(plt, fig, path: str) -> str:
-  """Saves a PNG atomically and closes the figure; returns the path."""
+  """Saves a PNG atomically (`jbai.host.io.atomic_write`) and closes the figure;
+  returns the path."""
   fig.tight_layout()
-  tmp = path + ".tmp.png"
-  fig.savefig(tmp, dpi=110)
-  plt.close(fig)
-  os.replace(tmp, path)
+  try:
+    atomic_write(path, lambda f: fig.savefig(f, format="png", dpi=110), binary=True)
+  finally:
+    plt.close(fig)
   return path
 
 

@@ -10,31 +10,32 @@ drawn as a reference level.
 import math
 import os
 
-import numpy as np
-
+from jbai.host.io import write_csv
 from jbai.reproduce import plots, reference
-from jbai.reproduce.runner import result_of, rule_label, simulate_job, write_csv
+from jbai.reproduce.jobs import Experiment, finished, rule_label, simulate_job
 
 
-def _plan(config):
+def _plan(config: dict, inst: dict) -> list:
+  """[(rule, params, job)] of one instance, in run order."""
   plan = []
-  for inst in config["instances"]:
-    for rule, params in config["rules"]:
-      trials = int(inst["trials"].get(rule, inst["trials"]["default"]))
-      if trials < 1:
-        continue  # a rule left out on this instance (specs.NOTES says why)
-      plan.append((inst, rule, params,
-                   simulate_job(inst["family"], inst["means"], rule, params,
-                                config["deltas"], trials, config["threshold"],
-                                inst["max_steps"], config["seed"])))
+  for rule, params in config["rules"]:
+    trials = int(inst["trials"].get(rule, inst["trials"]["default"]))
+    if trials < 1:
+      continue  # a rule left out on this instance (specs.NOTES says why)
+    plan.append((rule, params,
+                 simulate_job(inst["family"], inst["means"], rule, params,
+                              config["deltas"], trials, config["threshold"],
+                              inst["max_steps"], config["seed"])))
   return plan
 
 
 def jobs(config: dict) -> list:
-  return [job for *_, job in _plan(config)]
+  return [job for inst in config["instances"] for *_, job in _plan(config, inst)]
 
 
 def report(config: dict, records: dict, out: str) -> list:
+  """ratio.csv (per instance, rule and delta: E[tau], its 95% CI and the ratio),
+  ratio.png, and a claim per instance at the smallest delta."""
   rows, claims = [], []
   beta = config["beta_level"]
   plt = plots.pyplot()
@@ -44,12 +45,7 @@ def report(config: dict, records: dict, out: str) -> list:
     t_star = reference.t_star(fam, means)
     level = float(reference.beta_t_star(fam, means, beta)[0]) / t_star
     finals = {}
-    for (i2, rule, params, job) in _plan(config):
-      if i2 is not inst:
-        continue
-      res = result_of(records, job)
-      if res is None:
-        continue
+    for rule, params, res in finished(records, _plan(config, inst)):
       x, y, lo, hi = [], [], [], []
       for s in res["per_delta"]:
         log_inv = math.log(1 / s["delta"])
@@ -69,36 +65,9 @@ def report(config: dict, records: dict, out: str) -> list:
         axes[j].plot(x, y, color=c, marker=".", label=f"{label}, {res['trials']} trials")
         axes[j].fill_between(x, lo, hi, color=c, alpha=0.15)
     if plt:
-      ax = axes[j]
-      ax.axhline(1.0, color="k", ls="--", lw=0.8, label="1 (asymptotic optimality)")
-      ax.axhline(level, color="gray", ls=":", lw=1,
-                 label=rf"$T^*_{{\beta}}(\nu)/T^*(\nu)$, $\beta$={beta}: {level:.3f}")
-      ax.set_xscale("log")
-      ax.set_xticks([5, 10, 20, 30, 50, 70])
-      ax.xaxis.set_major_formatter(plt.ScalarFormatter())
-      ax.xaxis.set_minor_formatter(plt.NullFormatter())
-      ax.set_xlabel(r"$\log(1/\delta)$")
-      ax.set_ylabel(r"$E[\tau] / (T^*(\nu)\log(1/\delta))$")
-      ax.set_title(f"{inst['name']}: {fam}, K={len(means)}", fontsize=9)
-      ax.legend(fontsize=7)
+      _finish_panel(plt, axes[j], inst, beta, level)
     if finals:
-      text = "; ".join(f"{r} {y:.3f} [{lo:.3f}, {hi:.3f}] ({n} trials)"
-                       for r, (_, y, lo, hi, n) in finals.items())
-      log_inv = next(iter(finals.values()))[0]
-      optimal = [v for r, v in finals.items() if not r.startswith("t3c")]
-      fixed = [v for r, v in finals.items() if r.startswith("t3c")]
-      below = all(v[3] < level for v in optimal)  # upper end of the 95% CI
-      verdict = (f"consistent: the optimal rules end below the beta = {beta} level "
-                 f"that T3C({beta}) tends to" if below else
-                 f"not resolved at this delta: an optimal rule's interval reaches "
-                 f"the beta = {beta} level")
-      claims.append({
-          "experiment": "ratio",
-          "claim": f"E[tau] / (T* log(1/delta)) -> 1 for TCB and ITCB ({inst['name']})",
-          "paper": "(beyond the paper) asymptotic optimality of TCB and ITCB",
-          "jbai": (f"at log(1/delta) = {log_inv:.1f}: {text}; T*_0.5/T* = {level:.3f}"
-                   + (f"; T3C ends at {fixed[0][1]:.3f}" if fixed else "")),
-          "verdict": verdict})
+      claims.append(_claim(inst, finals, beta, level))
   write_csv(os.path.join(out, "ratio.csv"),
             ["instance", "rule", "trials", "delta", "log_inv_delta", "mean_tau",
              "ci95_lo", "ci95_hi", "ratio", "ratio_lo", "ratio_hi", "error_rate",
@@ -107,3 +76,47 @@ def report(config: dict, records: dict, out: str) -> list:
     fig.suptitle("Ratio to the lower bound as delta -> 0 (threshold gk16)", fontsize=10)
     plots.save(plt, fig, os.path.join(out, "ratio.png"))
   return claims
+
+
+def _finish_panel(plt, ax, inst: dict, beta: float, level: float) -> None:
+  """One instance's panel: the levels 1 and T*_beta / T*, axes and legend."""
+  ax.axhline(1.0, color="k", ls="--", lw=0.8, label="1 (asymptotic optimality)")
+  ax.axhline(level, color="gray", ls=":", lw=1,
+             label=rf"$T^*_{{\beta}}(\nu)/T^*(\nu)$, $\beta$={beta}: {level:.3f}")
+  ax.set_xscale("log")
+  ax.set_xticks([5, 10, 20, 30, 50, 70])
+  ax.xaxis.set_major_formatter(plt.ScalarFormatter())
+  ax.xaxis.set_minor_formatter(plt.NullFormatter())
+  ax.set_xlabel(r"$\log(1/\delta)$")
+  ax.set_ylabel(r"$E[\tau] / (T^*(\nu)\log(1/\delta))$")
+  ax.set_title(f"{inst['name']}: {inst['family']}, K={len(inst['means'])}", fontsize=9)
+  ax.legend(fontsize=7)
+
+
+def _claim(inst: dict, finals: dict, beta: float, level: float) -> dict:
+  """Do the optimal rules end below the level T*_beta / T* that T3C(beta) tends to?
+
+  finals: {rule label: (log(1/delta), ratio, CI low, CI high, trials)} at the
+  smallest delta.
+  """
+  text = "; ".join(f"{r} {y:.3f} [{lo:.3f}, {hi:.3f}] ({n} trials)"
+                   for r, (_, y, lo, hi, n) in finals.items())
+  log_inv = next(iter(finals.values()))[0]
+  optimal = [v for r, v in finals.items() if not r.startswith("t3c")]
+  fixed = [v for r, v in finals.items() if r.startswith("t3c")]
+  below = all(v[3] < level for v in optimal)  # upper end of the 95% CI
+  verdict = (f"consistent: the optimal rules end below the beta = {beta} level "
+             f"that T3C({beta}) tends to" if below else
+             f"not resolved at this delta: an optimal rule's interval reaches "
+             f"the beta = {beta} level")
+  return {
+      "experiment": "ratio",
+      "claim": f"E[tau] / (T* log(1/delta)) -> 1 for TCB and ITCB ({inst['name']})",
+      "paper": "(beyond the paper) asymptotic optimality of TCB and ITCB",
+      "jbai": (f"at log(1/delta) = {log_inv:.1f}: {text}; T*_0.5/T* = {level:.3f}"
+               + (f"; T3C ends at {fixed[0][1]:.3f}" if fixed else "")),
+      "verdict": verdict}
+
+
+EXPERIMENT = Experiment("ratio", "Ratio to the lower bound as delta -> 0 (beyond the paper)",
+                        jobs, report)

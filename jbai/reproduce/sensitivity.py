@@ -11,8 +11,9 @@ import os
 
 import numpy as np
 
+from jbai.host.io import write_csv
 from jbai.reproduce import plots, reference
-from jbai.reproduce.runner import result_of, simulate_job, write_csv
+from jbai.reproduce.jobs import Experiment, finished, simulate_job
 
 
 def _trials(inst: dict, rule: str) -> int:
@@ -25,20 +26,19 @@ def _job(config, inst, rule, params):
                       config["seed"])
 
 
-def _plan(config):
-  """[(instance, rule, beta or None, job)] in run order."""
+def _plan(config: dict, inst: dict) -> list:
+  """[(rule, beta or None, job)] of one instance, in run order."""
   plan = []
-  for inst in config["instances"]:
-    for rule in config["band_rules"]:
-      plan.append((inst, rule, None, _job(config, inst, rule, {})))
-    for rule in config["beta_rules"]:
-      for beta in config["betas"]:
-        plan.append((inst, rule, beta, _job(config, inst, rule, {"beta": beta})))
+  for rule in config["band_rules"]:
+    plan.append((rule, None, _job(config, inst, rule, {})))
+  for rule in config["beta_rules"]:
+    for beta in config["betas"]:
+      plan.append((rule, beta, _job(config, inst, rule, {"beta": beta})))
   return plan
 
 
 def jobs(config: dict) -> list:
-  return [job for *_, job in _plan(config)]
+  return [job for inst in config["instances"] for *_, job in _plan(config, inst)]
 
 
 def _stat(res):
@@ -61,12 +61,7 @@ def report(config: dict, records: dict, out: str) -> list:
     at_beta = dict(zip(config["betas"],
                        reference.beta_t_star(fam, means, config["betas"]) * log_inv))
     bands, points = {}, {}
-    for (i2, rule, beta, job) in _plan(config):
-      if i2 is not inst:
-        continue
-      res = result_of(records, job)
-      if res is None:
-        continue
+    for rule, beta, res in finished(records, _plan(config, inst)):
       mean, lo, hi, s = _stat(res)
       ref = float(at_beta[beta]) if beta is not None else t_star * log_inv
       rows.append([inst["name"], rule, "" if beta is None else beta, res["trials"],
@@ -202,3 +197,6 @@ def _claims(config, inst, bands, points) -> list:
                     "not resolved: the 95% intervals overlap" if c == "tied" else
                     "disagrees: ITCB is slower")})
   return claims
+
+
+EXPERIMENT = Experiment("sensitivity", "Sensitivity to beta", jobs, report)

@@ -56,14 +56,15 @@ def _deltas(exponents):
 
 RATIO_DELTAS = _deltas([2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30])
 
+# The traces of transport, beta_t and oversampled (one trace serves all three):
+# 10^4 trials as the paper, recorded at 40 log-spaced times up to t = 10^4.
+PAPER_TRACES = {"trials": 10000, "horizon": 10000, "points": 40, "seed": 0}
+
 PAPER = {
     "table1": {"instances": TABLE1},
-    "transport": {"instances": INSTANCES, "rules": ["tcb", "itcb"], "trials": 10000,
-                  "horizon": 10000, "points": 40, "seed": 0},
-    "beta_t": {"instances": INSTANCES, "rules": ["tcb", "itcb"], "trials": 10000,
-               "horizon": 10000, "points": 40, "seed": 0},
-    "oversampled": {"instances": INSTANCES, "rules": ["always-top", "tcb"],
-                    "trials": 10000, "horizon": 10000, "points": 40, "seed": 0},
+    "transport": {"instances": INSTANCES, "rules": ["tcb", "itcb"], **PAPER_TRACES},
+    "beta_t": {"instances": INSTANCES, "rules": ["tcb", "itcb"], **PAPER_TRACES},
+    "oversampled": {"instances": INSTANCES, "rules": ["always-top", "tcb"], **PAPER_TRACES},
     "sensitivity": {
         "instances": [dict(SENS_BERNOULLI, trials={"default": 2000}),
                       dict(SENS_GAUSSIAN, trials={"default": 2000})],
@@ -94,15 +95,14 @@ PAPER = {
 # rule and pool size): figure1's jobs are sensitivity's jobs, run once.
 SMOKE_GAUSSIAN = {"name": "gaussian", "family": "gaussian",
                   "means": [1.6, 1.0, 1.0, 1.0, 1.0]}
+SMOKE_TRACES = {"trials": 20, "horizon": 400, "points": 8, "seed": 0}
 
 SMOKE = {
     "table1": {"instances": TABLE1},
-    "transport": {"instances": [INSTANCES[1]], "rules": ["tcb", "itcb"],
-                  "trials": 20, "horizon": 400, "points": 8, "seed": 0},
-    "beta_t": {"instances": [INSTANCES[1]], "rules": ["tcb", "itcb"],
-               "trials": 20, "horizon": 400, "points": 8, "seed": 0},
+    "transport": {"instances": [INSTANCES[1]], "rules": ["tcb", "itcb"], **SMOKE_TRACES},
+    "beta_t": {"instances": [INSTANCES[1]], "rules": ["tcb", "itcb"], **SMOKE_TRACES},
     "oversampled": {"instances": [INSTANCES[1]], "rules": ["always-top", "tcb"],
-                    "trials": 20, "horizon": 400, "points": 8, "seed": 0},
+                    **SMOKE_TRACES},
     "sensitivity": {
         "instances": [dict(SMOKE_GAUSSIAN, trials={"default": 20})],
         "betas": [0.3, 0.7], "beta_rules": ["t3c"], "band_rules": ["tcb", "itcb"],

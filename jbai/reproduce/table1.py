@@ -4,10 +4,9 @@ import os
 
 import numpy as np
 
+from jbai.host.io import write_csv
 from jbai.reproduce import reference
-from jbai.reproduce.runner import write_csv
-
-TITLE = "Table 1: optimal allocations w(nu)"
+from jbai.reproduce.jobs import Experiment
 
 
 def jobs(config: dict) -> list:
@@ -64,3 +63,6 @@ def report(config: dict, records: dict, out: str) -> list:
 
 def _short(means) -> str:
   return "[" + ", ".join(f"{m:g}" for m in means) + "]"
+
+
+EXPERIMENT = Experiment("table1", "Table 1: optimal allocations", jobs, report)

@@ -12,30 +12,29 @@ log-spaced recording times), so they share jobs: a trace of TCB on nu_2 serves
 """
 
 import os
+from typing import Callable, NamedTuple
 
 import numpy as np
 
+from jbai.host.io import write_csv
 from jbai.reproduce import plots, reference
-from jbai.reproduce.runner import result_of, trace_job, write_csv
+from jbai.reproduce.jobs import Experiment, finished, trace_job
 
 
-def jobs(config: dict) -> list:
-  return [trace_job(inst["family"], inst["means"], rule, config["trials"],
-                    config["horizon"], config["points"], config["seed"])
+def _plan(config: dict) -> list:
+  """[(instance, rule, job)] in run order."""
+  return [(inst, rule, trace_job(inst["family"], inst["means"], rule, config["trials"],
+                                 config["horizon"], config["points"], config["seed"]))
           for inst in config["instances"] for rule in config["rules"]]
 
 
-def _runs(config, records):
-  """[(instance, rule, result)] for the jobs that have run."""
-  out = []
-  for inst in config["instances"]:
-    for rule in config["rules"]:
-      job = trace_job(inst["family"], inst["means"], rule, config["trials"],
-                      config["horizon"], config["points"], config["seed"])
-      res = result_of(records, job)
-      if res is not None:
-        out.append((inst, rule, res))
-  return out
+def jobs(config: dict) -> list:
+  return [job for *_, job in _plan(config)]
+
+
+def _runs(config, records, inst) -> list:
+  """[(rule, result)] of the instance's jobs that have run."""
+  return [(rule, res) for i2, rule, res in finished(records, _plan(config)) if i2 is inst]
 
 
 def _at(times, values, t):
@@ -54,51 +53,97 @@ def _title(inst):
   return f"{inst['name']}: {inst['family']} [{means}]"
 
 
-# --- transport -------------------------------------------------------------------
+# --- transport and beta_t: a mean over trials that converges to a reference ----
 
-def report_transport(config: dict, records: dict, out: str) -> list:
-  runs = _runs(config, records)
+class _Convergence(NamedTuple):
+  """A report of a trace statistic's mean against t, with its reference value."""
+
+  name: str                            # the experiment, and the stem of its files
+  stat: str                            # the statistic of the traces: "gamma" or "share"
+  reference: Callable[[dict], float]   # instance -> the value the mean tends to
+  ref_column: str                      # the CSV column of the reference
+  relative_gap: bool                   # a last CSV column (mean - reference) / reference
+  claim: str                           # what the paper says
+  what: str                            # the reference in the claim ("{ref}" formatted)
+  ylabel: str
+  ref_label: str                       # the legend of the reference line
+  ymax: Callable[[float], float]       # reference -> upper end of the y axis
+  suptitle: str                        # the figure's title ("{trials}" formatted)
+
+
+def _gamma_star(inst: dict) -> float:
+  return reference.optimal(inst["family"], inst["means"])[1]
+
+
+def _w_top(inst: dict) -> float:
+  w, _ = reference.optimal(inst["family"], inst["means"])
+  return float(w[int(np.argmax(inst["means"]))])
+
+
+TRANSPORT = _Convergence(
+    "transport", "gamma", _gamma_star, "gamma_star", True,
+    "Gamma_t(T_t/t) converges to Gamma(nu)", "relative gap to Gamma(nu) = {ref:.4g}",
+    r"$\Gamma_t(T_t/t)$", r"$\Gamma(\nu)$", lambda ref: 1.6 * ref,
+    "Transport cost estimates, {trials} trials")
+
+BETA_T = _Convergence(
+    "beta_t", "share", _w_top, "w_top", False,
+    "beta_t = T_t(a*)/t converges to w_a*(nu)", "relative gap to w_a* = {ref:.4f}",
+    r"$\beta_t = T_t(a^*)/t$", r"$w_{a^*}(\nu)$", lambda ref: 1,
+    "Best arm's share, {trials} trials")
+
+
+def _report_convergence(spec: _Convergence, config: dict, records: dict, out: str) -> list:
+  """<name>.csv (per instance, rule and recording time: the mean, its standard
+  error and quantiles over trials), <name>.png, and a claim per instance."""
   rows, claims = [], []
   plt = plots.pyplot()
   fig, axes = plots.grid(plt, len(config["instances"])) if plt else (None, None)
   for j, inst in enumerate(config["instances"]):
-    _, gam = reference.optimal(inst["family"], inst["means"])
+    ref = spec.reference(inst)
     parts = []
-    for (i2, rule, res) in runs:
-      if i2 is not inst:
-        continue
-      g = res["gamma"]
+    for rule, res in _runs(config, records, inst):
+      x = res[spec.stat]
       for k, t in enumerate(res["times"]):
-        rows.append([inst["name"], rule, t, g["mean"][k], _se(g, k),
-                     g["q10"][k], g["q50"][k], g["q90"][k], gam,
-                     (g["mean"][k] - gam) / gam])
-      parts.append((rule, res["times"], (np.asarray(g["mean"]) - gam) / gam))
+        rows.append([inst["name"], rule, t, x["mean"][k], _se(x, k), x["q10"][k],
+                     x["q50"][k], x["q90"][k], ref]
+                    + ([(x["mean"][k] - ref) / ref] if spec.relative_gap else []))
+      parts.append((rule, res["times"], (np.asarray(x["mean"]) - ref) / ref))
       if plt:
-        ax = axes[j]
         c = plots.COLORS.get(rule)
-        ax.plot(res["times"], g["mean"], color=c, label=f"{plots.name(rule)} (mean)")
-        ax.fill_between(res["times"], g["q10"], g["q90"], color=c, alpha=0.15,
-                        label=f"{plots.name(rule)} (10%-90%)")
+        axes[j].plot(res["times"], x["mean"], color=c, label=f"{plots.name(rule)} (mean)")
+        axes[j].fill_between(res["times"], x["q10"], x["q90"], color=c, alpha=0.15,
+                             label=f"{plots.name(rule)} (10%-90%)")
     if plt:
       ax = axes[j]
-      ax.axhline(gam, color="k", ls="--", lw=1, label=r"$\Gamma(\nu)$")
+      ax.axhline(ref, color="k", ls="--", lw=1, label=spec.ref_label)
       ax.set_xscale("log")
       ax.set_xlabel("t")
-      ax.set_ylabel(r"$\Gamma_t(T_t/t)$")
+      ax.set_ylabel(spec.ylabel)
       ax.set_title(_title(inst), fontsize=9)
-      ax.set_ylim(0, 1.6 * gam)
+      ax.set_ylim(0, spec.ymax(ref))
       ax.legend(fontsize=7)
     if parts:
-      claims.append(_convergence_claim(
-          "transport", inst, r"Gamma_t(T_t/t) converges to Gamma(nu)", parts,
-          f"relative gap to Gamma(nu) = {gam:.4g}", 0.10))
-  write_csv(os.path.join(out, "transport.csv"),
-            ["instance", "rule", "t", "gamma_mean", "gamma_se", "gamma_q10",
-             "gamma_q50", "gamma_q90", "gamma_star", "relative_gap"], rows)
+      claims.append(_convergence_claim(spec.name, inst, spec.claim, parts,
+                                       spec.what.format(ref=ref), 0.10))
+  stat_columns = [f"{spec.stat}_{c}" for c in ("mean", "se", "q10", "q50", "q90")]
+  write_csv(os.path.join(out, f"{spec.name}.csv"),
+            ["instance", "rule", "t"] + stat_columns + [spec.ref_column]
+            + (["relative_gap"] if spec.relative_gap else []), rows)
   if plt:
-    fig.suptitle(f"Transport cost estimates, {config['trials']} trials", fontsize=10)
-    plots.save(plt, fig, os.path.join(out, "transport.png"))
+    fig.suptitle(spec.suptitle.format(trials=config["trials"]), fontsize=10)
+    plots.save(plt, fig, os.path.join(out, f"{spec.name}.png"))
   return claims
+
+
+def report_transport(config: dict, records: dict, out: str) -> list:
+  """Gamma_t(T_t/t) against t, reference Gamma(nu) (paper Figure tc)."""
+  return _report_convergence(TRANSPORT, config, records, out)
+
+
+def report_beta_t(config: dict, records: dict, out: str) -> list:
+  """T_t(a*)/t against t, reference w_a*(nu) (paper Figure beta)."""
+  return _report_convergence(BETA_T, config, records, out)
 
 
 def _convergence_claim(name, inst, claim, parts, what, tol):
@@ -134,67 +179,20 @@ def _convergence_claim(name, inst, claim, parts, what, tol):
           "verdict": verdict}
 
 
-# --- beta_t ----------------------------------------------------------------------
-
-def report_beta_t(config: dict, records: dict, out: str) -> list:
-  runs = _runs(config, records)
-  rows, claims = [], []
-  plt = plots.pyplot()
-  fig, axes = plots.grid(plt, len(config["instances"])) if plt else (None, None)
-  for j, inst in enumerate(config["instances"]):
-    w, _ = reference.optimal(inst["family"], inst["means"])
-    w_top = float(w[int(np.argmax(inst["means"]))])
-    parts = []
-    for (i2, rule, res) in runs:
-      if i2 is not inst:
-        continue
-      s = res["share"]
-      for k, t in enumerate(res["times"]):
-        rows.append([inst["name"], rule, t, s["mean"][k], _se(s, k),
-                     s["q10"][k], s["q50"][k], s["q90"][k], w_top])
-      parts.append((rule, res["times"], (np.asarray(s["mean"]) - w_top) / w_top))
-      if plt:
-        ax = axes[j]
-        c = plots.COLORS.get(rule)
-        ax.plot(res["times"], s["mean"], color=c, label=f"{plots.name(rule)} (mean)")
-        ax.fill_between(res["times"], s["q10"], s["q90"], color=c, alpha=0.15,
-                        label=f"{plots.name(rule)} (10%-90%)")
-    if plt:
-      ax = axes[j]
-      ax.axhline(w_top, color="k", ls="--", lw=1, label=r"$w_{a^*}(\nu)$")
-      ax.set_xscale("log")
-      ax.set_xlabel("t")
-      ax.set_ylabel(r"$\beta_t = T_t(a^*)/t$")
-      ax.set_title(_title(inst), fontsize=9)
-      ax.set_ylim(0, 1)
-      ax.legend(fontsize=7)
-    if parts:
-      claims.append(_convergence_claim(
-          "beta_t", inst, "beta_t = T_t(a*)/t converges to w_a*(nu)", parts,
-          f"relative gap to w_a* = {w_top:.4f}", 0.10))
-  write_csv(os.path.join(out, "beta_t.csv"),
-            ["instance", "rule", "t", "share_mean", "share_se", "share_q10",
-             "share_q50", "share_q90", "w_top"], rows)
-  if plt:
-    fig.suptitle(f"Best arm's share, {config['trials']} trials", fontsize=10)
-    plots.save(plt, fig, os.path.join(out, "beta_t.png"))
-  return claims
-
-
 # --- oversampled -----------------------------------------------------------------
 
 def report_oversampled(config: dict, records: dict, out: str) -> list:
-  runs = _runs(config, records)
+  """oversampled.csv (per instance, rule and recording time: the relative
+  deviation of Gamma_t(T_t/t) from Gamma(nu)), oversampled.png, and a claim
+  per instance (paper Figure bestarm)."""
   rows, claims = [], []
   plt = plots.pyplot()
   fig, axes = plots.grid(plt, len(config["instances"])) if plt else (None, None)
   horizon = config["horizon"]
   for j, inst in enumerate(config["instances"]):
-    _, gam = reference.optimal(inst["family"], inst["means"])
+    gam = _gamma_star(inst)
     dev = {}
-    for (i2, rule, res) in runs:
-      if i2 is not inst:
-        continue
+    for rule, res in _runs(config, records, inst):
       g = np.asarray(res["gamma"]["mean"])
       rel = (g - gam) / gam
       for k, t in enumerate(res["times"]):
@@ -212,20 +210,7 @@ def report_oversampled(config: dict, records: dict, out: str) -> list:
       ax.set_title(_title(inst), fontsize=9)
       ax.legend(fontsize=7)
     if "always-top" in dev:
-      (e, te), (l, tl) = dev["always-top"]
-      text = f"always-top {100 * e:+.1f}% at t={te} -> {100 * l:+.1f}% at t={tl}"
-      others = [(r, d) for r, d in dev.items() if r != "always-top"]
-      for r, ((e2, _), (l2, _)) in others:
-        text += f"; {plots.name(r)} {100 * e2:+.1f}% -> {100 * l2:+.1f}%"
-      diverges = abs(l) > abs(e) and abs(l) > 0.2
-      beaten = all(abs(l2) < abs(l) for _, (_, (l2, _)) in others)
-      verdict = ("agrees: always-top moves away from Gamma(nu)" if diverges and beaten
-                 else "disagrees: always-top does not move away from Gamma(nu)")
-      claims.append({"experiment": "oversampled",
-                     "claim": f"sampling over-sampled arms: Gamma_t diverges ({inst['name']})",
-                     "paper": "Gamma_t(T_t/t) diverges from Gamma(nu) under always-top",
-                     "jbai": f"relative deviation from Gamma(nu) = {gam:.4g}: {text}",
-                     "verdict": verdict})
+      claims.append(_divergence_claim(inst, gam, dev))
   write_csv(os.path.join(out, "oversampled.csv"),
             ["instance", "rule", "t", "gamma_mean", "gamma_star", "relative_deviation"],
             rows)
@@ -234,3 +219,33 @@ def report_oversampled(config: dict, records: dict, out: str) -> list:
                  fontsize=10)
     plots.save(plt, fig, os.path.join(out, "oversampled.png"))
   return claims
+
+
+def _divergence_claim(inst: dict, gam: float, dev: dict) -> dict:
+  """Does always-top move away from Gamma(nu), further than the other rules?
+
+  dev: {rule: ((deviation, t) at horizon / 10, (deviation, t) at the horizon)}.
+  """
+  (e, te), (l, tl) = dev["always-top"]
+  text = f"always-top {100 * e:+.1f}% at t={te} -> {100 * l:+.1f}% at t={tl}"
+  others = [(r, d) for r, d in dev.items() if r != "always-top"]
+  for r, ((e2, _), (l2, _)) in others:
+    text += f"; {plots.name(r)} {100 * e2:+.1f}% -> {100 * l2:+.1f}%"
+  diverges = abs(l) > abs(e) and abs(l) > 0.2
+  beaten = all(abs(l2) < abs(l) for _, (_, (l2, _)) in others)
+  verdict = ("agrees: always-top moves away from Gamma(nu)" if diverges and beaten
+             else "disagrees: always-top does not move away from Gamma(nu)")
+  return {"experiment": "oversampled",
+          "claim": f"sampling over-sampled arms: Gamma_t diverges ({inst['name']})",
+          "paper": "Gamma_t(T_t/t) diverges from Gamma(nu) under always-top",
+          "jbai": f"relative deviation from Gamma(nu) = {gam:.4g}: {text}",
+          "verdict": verdict}
+
+
+EXPERIMENTS = [
+    Experiment("transport", "Transport cost estimates Gamma_t(T_t/t)", jobs,
+               report_transport),
+    Experiment("beta_t", "Estimates of beta: the best arm's share", jobs, report_beta_t),
+    Experiment("oversampled", "Sampling over-sampled arms (ablation always-top)", jobs,
+               report_oversampled),
+]

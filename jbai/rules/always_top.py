@@ -7,9 +7,11 @@ the best arm ends over-sampled and Gamma_t(T_t/t) drifts away from Gamma(nu).
 
 import jax.numpy as jnp
 
+from jbai.builders import cached
 from jbai.rules.base import Rule, leader, least_sampled, no_state, under_explored
 
 
+@cached
 def always_top() -> Rule:
   """Forced exploration, otherwise the empirical top arm (the paper's ablation)."""
 

@@ -19,6 +19,12 @@ leaves it out. Changing it (say a top-two rule's beta) then reuses the program.
 A parameter that changes the program's structure (a loop bound, None against a
 number) stays in the closure and in the identity.
 
+Equality. Two rules are equal when their names, params, runtime names, `select`
+and `score` are; functions are compared by identity (jbai.builders), and `init`
+is left out. jbai's factories build `select` in a cached builder keyed on the
+structural parameters only, so that, say, every beta of a top-two rule shares one
+`select` and one compiled program; a user's lookalike function never does.
+
 Policy scores. A rule whose choices are random given the history, with a law
 that depends on a runtime parameter (a top-two rule's coin: leader with
 probability beta), accumulates in its state the score of those choices,
@@ -34,8 +40,9 @@ from typing import Any, Callable, NamedTuple, Optional
 import jax
 import jax.numpy as jnp
 
+from jbai.builders import fields_equal
 from jbai.families.base import Family
-from jbai.identity import same
+from jbai.rules.ties import argmax_random_ties
 from jbai.state import ArmStats
 
 
@@ -65,11 +72,14 @@ class Rule(NamedTuple):
     return hash((self.name, self.params))
 
   def __eq__(self, other):
-    # Equal names and parameters, and select and score that compute alike (init
-    # makes the runtime state, data of the program, so it may differ).
-    return (isinstance(other, Rule) and
-            (self.name, self.params, self.runtime) == (other.name, other.params, other.runtime)
-            and same((self.select, self.score), (other.select, other.score)))
+    # Equal fields, select and score the same objects (jbai.builders); init is
+    # left out: it makes the runtime state, data of the program.
+    return isinstance(other, Rule) and fields_equal(
+        (self.name, self.select, self.params, self.runtime, self.score),
+        (other.name, other.select, other.params, other.runtime, other.score))
+
+  def __ne__(self, other):
+    return not self == other
 
 
 def no_state(num_arms: int):
@@ -81,68 +91,6 @@ def hyper(value) -> jax.Array:
   """A numeric hyper-parameter as a state leaf: a scalar of the default float
   dtype, the dtype of the sample means that it meets in `select`."""
   return jnp.asarray(value, jnp.result_type(float))
-
-
-TIE_ULPS = 64  # values within this many units of roundoff of the maximum tie with it
-
-
-def maxima(values: jax.Array) -> jax.Array:
-  """[K] bool: the maxima of `values` [K] up to rounding, those within TIE_ULPS
-  units of roundoff (relative) of the maximum (exactly the maxima for integer
-  and boolean values, and where the maximum is infinite).
-
-  Why not `values >= jnp.max(values)`. XLA:CPU may compute an expression again
-  inside each kernel that reads it, and the copies may round differently
-  (multiply-adds contracted in one and not in the other; seen with AVX-512,
-  where which arms fall in a vectorised loop and which in its scalar remainder
-  depends on the number of lanes). With an exact comparison the maximum, taken
-  from one copy, can then exceed every value of another (no maximum at all), and
-  arms with equal statistics, equal in exact arithmetic, tie in one program and
-  not in another, so that a trial depends on the pool size. The tolerance is
-  far above such differences and far below any that a rule's statistics
-  resolve.
-  """
-  top = jnp.max(values)
-  if not jnp.issubdtype(values.dtype, jnp.inexact):  # exact values: exact ties
-    return values >= top
-  slack = TIE_ULPS * jnp.finfo(values.dtype).eps * jnp.abs(top)
-  return values >= top - jnp.where(jnp.isinf(top), 0, slack)
-
-
-def first_index(mask: jax.Array) -> jax.Array:
-  """[] int32 lowest index where `mask` [K] holds, K where it holds nowhere
-  (one plain min-reduction)."""
-  num = mask.shape[-1]
-  return jnp.min(jnp.where(mask, jnp.arange(num, dtype=jnp.int32), num))
-
-
-def lowest(mask: jax.Array) -> jax.Array:
-  """[] int32 lowest index where `mask` [K] holds, kept in range: K - 1 where
-  it holds nowhere (which `maxima`'s tolerance leaves to values whose copies
-  differ by more than it, under catastrophic cancellation)."""
-  return jnp.minimum(first_index(mask), mask.shape[-1] - 1)
-
-
-def argmax_ties(u: jax.Array, values: jax.Array) -> jax.Array:
-  """Index of a maximum of `values` (up to rounding: `maxima`), ties broken
-  uniformly by one uniform u in [0, 1).
-
-  Among the n maxima (in index order) it returns the floor(u * n)-th, so a single
-  random number serves any number of ties.
-  """
-  is_max = maxima(values)
-  rank = jnp.floor(u * jnp.sum(is_max)).astype(jnp.int32)
-  return lowest(is_max & (jnp.cumsum(is_max) > rank))
-
-
-def argmax_random_ties(key: jax.Array, values: jax.Array) -> jax.Array:
-  """Index of a maximum of `values`, ties broken uniformly at random."""
-  return argmax_ties(jax.random.uniform(key), values)
-
-
-def argmin_random_ties(key: jax.Array, values: jax.Array) -> jax.Array:
-  """Index of a minimum of `values`, ties broken uniformly at random."""
-  return argmax_ties(jax.random.uniform(key), -values)
 
 
 def least_sampled(counts: jax.Array) -> jax.Array:

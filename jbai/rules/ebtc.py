@@ -7,7 +7,7 @@ L with probability beta, else the challenger.
 Forced exploration: pull the least-sampled arm while some arm has
 T_t(i) <= ceil(sqrt(t/K)) (the set U_t, as in TCB and TT-SPRT). Without it the
 rule can stall for ever: an unlucky best arm that trails two tied sub-optimal arms
-is never the leader and never the closest challenger (see READING-NOTES).
+is never the leader and never the closest challenger (docs/design/paper.md, "Pitfalls").
 """
 
 from jbai.rules.base import Rule

@@ -48,8 +48,10 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jbai.builders import cached
 from jbai.families.base import tiny
-from jbai.rules.base import Rule, argmax_random_ties, leader, least_sampled, maxima
+from jbai.rules.base import Rule, leader, least_sampled
+from jbai.rules.ties import argmax_random_ties, maxima
 from jbai.transport import transport_cost
 
 
@@ -162,12 +164,13 @@ def fw_direction(family, x: jax.Array, mean: jax.Array, top: jax.Array,
   # two means nearly tie (Bernoulli's, in float32, at a relative gap of 1e-4).
   a = jnp.where(is_top, 0.0, jnp.maximum(family.kl(mean[top], cost.x), 0.0))
   b = jnp.where(is_top, 0.0, jnp.maximum(family.kl(mean, cost.x), 0.0))
-  # The minima up to rounding (see jbai.rules.base.maxima) are always active.
+  # The minima up to rounding (see jbai.rules.ties.maxima) are always active.
   active = (f < jnp.min(f) + r) | maxima(-f)
   z, _ = solve_bai_game(a, b, a * x[top] + b * x, active & ~is_top, top)
   return z
 
 
+@cached
 def fws() -> Rule:
   """Frank-Wolfe sampling (Wang et al. 2021): one Frank-Wolfe step on the lower-bound problem per round.
 

@@ -24,6 +24,7 @@ from typing import NamedTuple
 import jax.numpy as jnp
 
 from jbai import oracle
+from jbai.builders import cached
 from jbai.oracle.warm import WarmStart, warm_start
 from jbai.rules import top_two
 from jbai.rules.base import Rule
@@ -45,6 +46,7 @@ def tuned_beta(family, arm_stats):
   return w[jnp.argmax(arm_stats.mean)]
 
 
+@cached
 def t3c_tuned(solver: str = "warm") -> Rule:
   """T3C with beta tuned online to the plug-in optimal top-arm share w_top(nu_hat_t) (Russo 2016).
 

@@ -44,9 +44,11 @@ import jax
 import jax.numpy as jnp
 
 from jbai import oracle
+from jbai.builders import cached
 from jbai.families.base import Family
 from jbai.oracle.warm import WarmStart, warm_start
-from jbai.rules.base import Rule, argmax_random_ties, least_sampled
+from jbai.rules.base import Rule, least_sampled
+from jbai.rules.ties import argmax_random_ties
 from jbai.state import ArmStats
 
 
@@ -139,6 +141,7 @@ def _params(lazy_factor, solver):
   return (("lazy_factor", lazy_factor), ("solver", solver))
 
 
+@cached
 def tas_d(lazy_factor: Optional[float] = None, solver: str = "warm") -> Rule:
   """Track-and-Stop with D-tracking and forced exploration (Garivier & Kaufmann 2016).
 
@@ -172,6 +175,7 @@ def tas_d(lazy_factor: Optional[float] = None, solver: str = "warm") -> Rule:
   return Rule("tas-d", init, select, _params(lazy_factor, solver))
 
 
+@cached
 def tas_c(lazy_factor: Optional[float] = None, solver: str = "warm") -> Rule:
   """Track-and-Stop with C-tracking of eps-projected allocations (Garivier & Kaufmann 2016).
 

@@ -11,12 +11,13 @@ w_i d_L(P_t,i, x) (Gamma_t(w) = min_i C_i(w), eq. Gamma_t):
      pull the leader if Gamma_t(w'_t) >= Gamma_t(T_t/t), else a_t^min, the arm
      attaining the minimum in Gamma_t(T_t/t) (eq. a_t^K).
 
-r_t = eps / t (the paper's appendix), capped so that w'_t stays on the simplex.
-The argmin for a_t^min runs over [K] minus {top} (the algorithm box; see
-READING-NOTES). Ties between equal means for the leader, and between equal costs
-for a_t^min, are broken uniformly at random with the step's key; the equality case
-Gamma_t(w') = Gamma_t(T/t), which the paper leaves open, pulls the leader as the
-appendix's proof does.
+r_t = eps / t (the paper's appendix, Lemma con_alloc_3), capped so that w'_t stays
+on the simplex. The argmin for a_t^min runs over [K] minus {top} (the algorithm
+box and eq. Gamma_t; eq. a_t^K writes another set, see docs/design/paper.md). Ties
+between equal means for the leader, and between equal costs for a_t^min, are
+broken uniformly at random with the step's key; the equality case
+Gamma_t(w') = Gamma_t(T/t), which eq. (sampling rule) leaves open, pulls the leader
+as the appendix's proof does.
 """
 
 from typing import NamedTuple
@@ -24,7 +25,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jbai.rules.base import Rule, argmax_ties, hyper, least_sampled, under_explored
+from jbai.rules.base import Rule, hyper, least_sampled, under_explored
+from jbai.rules.ties import argmax_ties
 from jbai.transport import pair_costs
 
 
@@ -76,11 +78,17 @@ def tcb(eps: float = 1.0) -> Rule:
   Returns:
     The rule.
   """
+  return balancing_rule("tcb", eps, _select)
+
+
+def balancing_rule(name: str, eps: float, select) -> Rule:
+  """A rule of the TCB kind: `select` with the look-ahead step eps > 0, a runtime
+  value that lives in the state."""
   if not eps > 0:
     raise ValueError(f"eps must be > 0, got {eps!r}")
-
-  def select(key, family, arm_stats, state):
-    return balance(key, family, arm_stats, state.eps, penalty=False), state
-
-  return Rule("tcb", lambda num_arms: BalanceState(hyper(eps)), select,
+  return Rule(name, lambda num_arms: BalanceState(hyper(eps)), select,
               (("eps", float(eps)),), runtime=("eps",))
+
+
+def _select(key, family, arm_stats, state):
+  return balance(key, family, arm_stats, state.eps, penalty=False), state

@@ -23,13 +23,7 @@ the projected sample means as means, 0 when mu_t(j) >= mu_t(L): the GLLR of
 "L beats j" evaluated at the sample means. Every rule first pulls each arm once
 (the least-sampled arm while some count is 0), as its paper does. Ties, in the
 empirical best arm, the Thompson leader and the challenger's argmin, are broken
-uniformly at random (`argmax_random`).
-
-Cost. On CPU the step is dominated by the number of XLA kernels, not by
-arithmetic: jnp.argmax (a variadic reduction) and cumsum cost several times a
-max or a min, hence `first_max` and `argmax_random`; the posterior draw is the
-vmappable sampler of jbai.samplers (benchmarks/rules.py gives the step cost of
-every rule against TCB).
+uniformly at random (`jbai.rules.ties.argmax_random`).
 """
 
 from typing import Callable, NamedTuple, Union
@@ -37,9 +31,10 @@ from typing import Callable, NamedTuple, Union
 import jax
 import jax.numpy as jnp
 
+from jbai.builders import cached
 from jbai.families.base import Family
-from jbai.rules.base import (Rule, first_index, hyper, lowest, maxima, no_state,
-                             under_explored)
+from jbai.rules.base import Rule, hyper, no_state, under_explored
+from jbai.rules.ties import argmax_random, first_max
 from jbai.state import ArmStats
 from jbai.transport import pair_costs
 
@@ -67,33 +62,6 @@ def check_posterior(family: Family, rule_name: str) -> None:
     raise ValueError(
         f"rule {rule_name!r} samples the posterior, but family {family.name!r} has "
         "no posterior_sample; use an empirical-best rule (ebtc, ebtci) instead")
-
-
-def argmax_random(key: jax.Array, values: jax.Array) -> jax.Array:
-  """[] int32 index of a maximum of `values` [K] (up to rounding:
-  `jbai.rules.base.maxima`), ties broken uniformly at random.
-
-  Among the maxima it takes the one with the largest of K uniforms. Written with
-  plain max / min reductions: on CPU, jnp.argmax under vmap (a variadic
-  reduction) and the cumsum of jbai.rules.base.argmax_ties cost several times
-  more, a large share of a top-two step at K = 20.
-  """
-  u = jax.random.uniform(key, values.shape, jnp.result_type(float))
-  w = jnp.where(maxima(values), u, -1)
-  return lowest(w >= jnp.max(w))
-
-
-def first_max(values: jax.Array) -> jax.Array:
-  """[] int32 lowest index of a maximum of `values` [K], with plain reductions
-  (cheaper on CPU than jnp.argmax).
-
-  For values without structural ties (posterior draws, Gumbel-perturbed
-  masses) the comparison is exact. Where XLA:CPU's copies of the values
-  disagree so that none reaches the maximum (see `jbai.rules.base.maxima`), it
-  is the lowest index of the maxima up to rounding instead.
-  """
-  exact = first_index(values >= jnp.max(values))  # K where no copy reaches the max
-  return jnp.where(exact < values.shape[-1], exact, lowest(maxima(values)))
 
 
 def eb_leader(key: jax.Array, family: Family, arm_stats: ArmStats) -> jax.Array:
@@ -130,6 +98,7 @@ def tci_challenger(key: jax.Array, family: Family, arm_stats: ArmStats,
   return argmax_random(key, -(costs + penalty))
 
 
+@cached
 def leader_and_challenger(leader_fn: Leader, challenger_fn: Challenger) -> Pair:
   """The pair function of a leader and a challenger drawn apart."""
 
@@ -199,15 +168,32 @@ def top_two_rule(name: str, params: tuple, *, beta: Beta, leader_fn: Leader = No
   A rule whose leader is `ts_leader` checks, when first traced, that the family
   has a posterior (ValueError otherwise).
   """
-  needs_posterior = leader_fn is ts_leader
   if pair_fn is None:
     pair_fn = leader_and_challenger(leader_fn, challenger_fn)
-  tuned = callable(beta)
-  beta_fn = beta if tuned else None  # what select holds: a fixed beta is state
+  needs_posterior = leader_fn is ts_leader
+  if callable(beta):
+    return Rule(name, no_state, _select(name, pair_fn, beta, forced_exploration,
+                                        needs_posterior), params)
 
   def init(num_arms):
     del num_arms
     return TopTwoState(beta=hyper(beta), score=hyper(0.0))
+
+  return Rule(name, init, _select(name, pair_fn, None, forced_exploration, needs_posterior),
+              params, runtime=("beta",), score=beta_score)
+
+
+def beta_score(state: TopTwoState) -> dict:
+  """The policy score of a fixed beta, accumulated in the state (`Rule.score`)."""
+  return {"beta": state.score}
+
+
+@cached
+def _select(name: str, pair_fn: Pair, beta_fn, forced_exploration: bool,
+            needs_posterior: bool):
+  """The `select` of a top-two rule: one function for every fixed beta (read from
+  the state), or for the beta function `beta_fn`."""
+  tuned = beta_fn is not None
 
   def select(key, family, arm_stats, state):
     if needs_posterior:
@@ -217,7 +203,4 @@ def top_two_rule(name: str, params: tuple, *, beta: Beta, leader_fn: Leader = No
                               forced_exploration=forced_exploration)
     return arm, state if tuned else state._replace(score=state.score + score)
 
-  if tuned:
-    return Rule(name, no_state, select, params)
-  return Rule(name, init, select, params, runtime=("beta",),
-              score=lambda state: {"beta": state.score})
+  return select

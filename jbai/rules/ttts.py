@@ -1,88 +1,34 @@
-"""TTTS: Top-Two Thompson Sampling (Russo 2016).
+"""TTTS: Top-Two Thompson Sampling (Russo 2016), with the challenger drawn exactly.
 
 Leader: L = argmax of one posterior draw. With probability beta pull L; else
 pull the challenger J = argmax of a posterior draw theta conditioned on
-argmax theta != L. Each arm is pulled once first; posterior sampling explores.
+U = {argmax theta != L}. Each arm is pulled once first; posterior sampling explores.
 
-The challenger is drawn exactly, with no cap and no fallback, at a cost that
-does not grow as P(U), U = {argmax theta != L}, falls (it is about
-exp(-t Gamma) late in a trial, below delta at stopping). Each step uses one of
-two exact rejection samplers, chosen from the arm statistics alone (so the
-choice does not bias the law):
+The challenger is drawn exactly, with no cap and no fallback, by one of two
+rejection samplers chosen from the arm statistics alone (so the choice does not
+bias the law):
 
-  * plain: draw theta from the posterior until argmax theta != L; acceptance
-    P(U). Used early in a trial.
+  * plain: draw theta until argmax theta != L; acceptance P(U).
   * union (Karp, Luby & Madras 1989): U is the disjoint union of
     B_k = {argmax theta = k}, k != L, and B_k lies in A_k = {theta_k > theta_L}.
-    With an envelope g_k >= pi_L pi_k on A_k of mass M_k, pick k with
-    probability M_k / sum M, draw (theta_L, theta_k) from g_k restricted to A_k
-    and the other arms from their posteriors, and accept when theta is in B_k
-    (every other arm below theta_k), with probability pi_L pi_k / g_k at the
-    draw. An accepted draw has density pi(theta) 1_U / sum M: exactly the law of
-    theta given U, and its challenger is k. The acceptance is P(U) / sum_k M_k.
-    Used when sum_k M_k < 1, where it beats plain.
+    With an envelope g_k >= pi_L pi_k on A_k of mass M_k, pick k with probability
+    M_k / sum M, draw (theta_L, theta_k) from g_k on A_k and the other arms from
+    their posteriors, and accept when theta is in B_k, with probability
+    pi_L pi_k / g_k: an accepted draw has the law of theta given U. Acceptance
+    P(U) / sum_k M_k; used where sum_k M_k < 1.
 
-The envelopes come from each posterior's law in a comparison scale z where its
-log-density l is strongly concave, -l'' >= kappa (jbai.posteriors): at a
-tangent point x, l(z) <= l(x) + l'(x)(z - x) - kappa (z - x)^2 / 2, a Gaussian
-in z. So g_k is a product of two Gaussians: its mass on A_k is a normal CDF
-(log_ndtr, accurate however deep in the tail), and a draw from it restricted
-to A_k is D = z_k - z_L from a truncated normal (jbai.samplers) and z_L given D
-by Gaussian conditioning. For Gaussian posteriors the envelope is the posterior
-itself (pi_L pi_k / g_k = 1). Both tangent points are the maximiser of
-l_L + l_k, where the mass of A_k concentrates when k is below L: the masses
-then need no point of the z scale at all (the two Gaussians' centres are
-offsets from the common tangent point), and only the chosen pair's proposal
-maps z to the rank scale and back (jbai.posteriors: the per-arm work is
-rational functions and logarithms, no trigonometric function).
+Envelopes: in a scale z where the posterior's log-density l is strongly concave,
+-l'' >= kappa (jbai.random.posteriors), l(z) <= l(x) + l'(x)(z - x) - kappa (z - x)^2 / 2
+at the tangent point x, the maximiser of l_L + l_k. So g_k is a product of two
+Gaussians: its mass on A_k is a normal CDF (log_ndtr), and a draw is
+D = z_k - z_L from a truncated normal (jbai.random.samplers) and z_L given D.
 
-Rounds. A round draws the posterior once (a call of its own: slicing one
-larger draw made XLA:CPU recompute the sampler inside every consumer's kernel)
-and makes one proposal from it: the plain sampler's theta, or the union
-sampler's other arms with the first of FIT_TRIES = 2 candidate pairs that
-passes the envelope's fit test. The first round is drawn for every lane; a
-lax.while_loop runs further rounds while a lane that pulls its challenger has
-none accepted (under vmap its body runs while any such lane remains). Measured
-in the engine with one candidate per round (32 lanes, float32;
-benchmarks/rules.py's instances): 2.9% of lane-steps needed a second round on
-Bernoulli [0.8, 0.5, 0.3, 0.29, 0.06] at delta = 1e-8, 0.23% on Bernoulli
-[0.5, 0.43, 0.3, 0.2] at delta = 0.1 with kk; the largest rounds a lane needed
-were 7 and 11. On the first instance the union sampler serves 97% of the lanes
-that pull their challenger, and its first round was rejected 7.3% of the
-time: 5.9% by the envelope's fit (u < pi_L pi_k / g_k; the Beta's kappa, a
-global bound, is below the curvature at the mode) and 1.5% by the comparison
-with the other arms. Two candidates leave about 0.35% (5.9% squared) to the
-fit, so that rejections come mostly from the comparison. The plain sampler,
-on the other 3% (early in a trial), is rejected 19% of the time. With two
-candidates TTTS ran 5 to 15% faster on that instance (interleaved runs in one
-process; the vectorised candidates' code alone, with one candidate, was about
-as fast, so XLA:CPU's kernels account for part of it) and as fast on the other
-instances.
-
-The loop stops after MAX_ROUNDS = 1000 rounds, a guard against a
-floating-point failure of the acceptance test, never reached at these
-acceptance rates; a lane that reached it would take the arm of largest envelope
-mass M_k.
-
-Cost (benchmarks/rules.py, 32 lanes, 2-core CPU): about 1.5 to 4.5 TCB steps
-per step on Gaussian instances (K = 5 and 20) and Bernoulli K = 20, 4.5 to 8 on
-Bernoulli K = 5, by machine. A step draws the posterior at least twice (each
-Beta arm is two Gamma draws; benchmarks/ttts_floor.py: those two draws alone
-cost 1.6 to 2.5 TCB steps on Bernoulli K = 5) and evaluates the K - 1 envelope
-masses; on Bernoulli K = 5 the loop also runs on about 60% of the engine's
-steps with one candidate, and by the rates above on about a third with two.
-
-Ties: the leader and the plain sampler's argmax take the lowest index among
-equal draws (`first_max`); a tie has probability zero but for rounding.
-
-Posterior draws of the leader and of the challenger are not projected on Theta
-(T3C's, from `Family.posterior_sample`, are); the two agree whenever the
-posterior puts no mass outside Theta, as for the default Theta of every family.
-
-A family whose `posterior_sample` carries no law (a plain function, as a user's
-general family may have) gets the leader of `ts_leader` and plain re-sampling
-capped at `max_redraws` draws, with the TC challenger argmin_j W_t(L, j) at the
-cap.
+A round draws the posterior once and makes one proposal (the union sampler tries
+FIT_TRIES candidate pairs, the first that fits goes on); a lax.while_loop draws
+rounds while a lane that pulls its challenger has none accepted, up to the guard
+MAX_ROUNDS. A family whose posterior carries no law gets plain re-sampling capped
+at `max_redraws`, then the TC challenger. Acceptance rates, costs and the reasons
+for these choices: docs/design/ttts.md.
 """
 
 import math
@@ -92,11 +38,13 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import log_ndtr
 
-from jbai import samplers
-from jbai.posteriors import Posterior
+from jbai.builders import cached
+from jbai.random import samplers
+from jbai.random.posteriors import Posterior
 from jbai.rules.base import Rule
-from jbai.rules.top_two import (check_beta, check_posterior, first_max, tc_challenger,
-                                top_two_rule, ts_leader)
+from jbai.rules.ties import first_max
+from jbai.rules.top_two import (check_beta, check_posterior, tc_challenger, top_two_rule,
+                                ts_leader)
 
 MAX_ROUNDS = 1000  # guard on the rounds of the loop (never reached in practice)
 FIT_TRIES = 2  # candidate pairs per union proposal, the first that fits goes on
@@ -267,6 +215,7 @@ def exact_pair(k_lead, k_chal, family, arm_stats, active):
   return lead, exact_challenger(k_chal, law, lead, active)
 
 
+@cached
 def resampling_challenger(max_redraws: int):
   """Plain re-sampling with a cap, then the TC challenger (families without a law).
 
@@ -319,6 +268,14 @@ def ttts(beta: float = 0.5, max_redraws: int = 100) -> Rule:
   if int(max_redraws) != max_redraws or max_redraws < 1:
     raise ValueError(f"max_redraws must be an integer >= 1, got {max_redraws!r}")
   max_redraws = int(max_redraws)
+  return top_two_rule("ttts", (("beta", beta), ("max_redraws", max_redraws)),
+                      pair_fn=_pair(max_redraws), beta=beta)
+
+
+@cached
+def _pair(max_redraws: int):
+  """TTTS's pair function: the exact challenger for a family whose posterior has a
+  law, else plain re-sampling capped at `max_redraws` draws."""
   capped = resampling_challenger(max_redraws)
 
   def pair(k_lead, k_chal, family, arm_stats, active):
@@ -328,5 +285,4 @@ def ttts(beta: float = 0.5, max_redraws: int = 100) -> Rule:
     lead = ts_leader(k_lead, family, arm_stats)
     return lead, capped(k_chal, family, arm_stats, lead, active)
 
-  return top_two_rule("ttts", (("beta", beta), ("max_redraws", max_redraws)),
-                      pair_fn=pair, beta=beta)
+  return pair

@@ -1,55 +1,34 @@
 """Exact Gamma, Beta, normal and truncated-normal samplers that vectorise under vmap.
 
-`jax.random.gamma` and `jax.random.beta` run a rejection loop per element; under
-vmap the loop runs until the slowest element of the whole batch is done, and it
-re-splits keys on every pass. On CPU that made a Beta draw per arm and step
-(Thompson sampling) cost several times a whole step of a cheap rule. The
-samplers here draw a fixed number of rejection rounds for every element at once
-(straight-line code), and only the rare elements that all these rounds reject
-go on in a `lax.while_loop`, whose body runs only when some element needs it.
+Every element draws a fixed number of rejection rounds at once (straight-line
+code), and only the rare elements that all these rounds reject go on in a
+`lax.while_loop`, whose body runs only when some element needs it (jax.random's
+samplers run a loop per element instead; docs/design/samplers.md says why).
 
 Exactness and determinism. Round r = 1, 2, ... of every element takes its two
 uniforms from the two words of one threefry hash of the counters (r, the
 element's position) under the key (`prng.block_words`; two hashes in float64),
 and an element keeps its first accepted round. So an element's value is a
-function of the key, its position and its own parameter only: not of the
-other elements, nor of how many rounds they needed, nor of `rounds`
+function of the key, its position and its own parameter only: not of the other
+elements, nor of how many rounds they needed, nor of `rounds`
 (tests/test_samplers.py checks all three). The law is exactly that of the
 rejection sampler (no cap, no fallback).
 
 Gamma(a), a >= 1: Marsaglia & Tsang (2000). With d = a - 1/3, c = 1/sqrt(9d),
 x ~ N(0, 1), y = c x and v = (1 + y)^3, accept d v when y > -1 and
 log u < x^2/2 + d - d v + d log v. The right-hand side is a difference of terms
-of size d (up to 1e6 and more in a long trial) that cancel to O(1): in float32
-that moves the acceptance probability by several percent at d = 1e6. Using
-9 d c^2 = 1 it is rewritten exactly as 3 d g(y), g(y) = log1p(y) - y + y^2/2 -
-y^3/3 = -y^4/4 + y^5/5 - ..., summed as its series for |y| < 0.2 (where the
-direct form cancels) and directly beyond (`log1p_remainder`). A round rejects
-with probability 0.048 at a = 1, 0.018 at a = 2, 0.003 at a = 10 and about
-0.03 / a beyond, so after the ROUNDS = 2 rounds drawn for every element about
-1 element in 400 goes to the loop at a = 1, one in 10^5 at a = 10.
+of size d that cancel to O(1); using 9 d c^2 = 1 it is rewritten exactly as
+3 d g(y), g(y) = log1p(y) - y + y^2/2 - y^3/3 = -y^4/4 + y^5/5 - ..., summed as
+its series for |y| < 0.2 and directly beyond (`log1p_remainder`).
 
-Gamma(a), a < 1: Gamma(a + 1) U^(1/a), U uniform from the key's own
-random_bits (counters (0, position), apart from every round's).
-Beta(a, b) = G_a / (G_a + G_b), the two Gammas drawn as one flat array, and
+Gamma(a), a < 1: Gamma(a + 1) U^(1/a), U uniform from the key's own random_bits
+(counters (0, position), apart from every round's). Beta(a, b) = G_a / (G_a + G_b),
 the U^(1/a) factors of shapes below 1 divided by the larger of the two so that
 the ratio neither underflows nor becomes 0/0.
 
-Normal: the inverse CDF (ndtri) of one uniform: jax.random.normal's law, by a
-route that is several times cheaper on CPU than its erf_inv.
-
-Truncated normal N(0, 1) given X > lower: the inverse CDF in log space, with no
-rejection, accurate however deep the tail (lower = 40 has P(X > 40) = 4e-350,
-below float64's range); see `truncated_normal`.
-
-XLA:CPU notes (measured, benchmarks/rules.py, benchmarks/samplers.py and
-per-op timings): no key derivation per round or per draw (XLA fuses a per-lane
-fold_in or split into the per-element kernel and computes it again for every
-element: with it, a Beta draw of 5 arms for 32 lanes cost 32 us, without it
-14 us), one random array per key (slicing rows of one larger random array costs
-several times more), a single array flowing through the rejection rounds (an
-(accepted, value) pair breaks the fusion of each round into one kernel), and
-log rather than log1p / erf_inv / lgamma, which are not vectorised.
+Normal: the inverse CDF (ndtri) of one uniform. Truncated normal N(0, 1) given
+X > lower: the inverse CDF in log space, with no rejection, accurate however deep
+the tail (lower = 40 has P(X > 40) = 4e-350, below float64's range).
 """
 
 import jax
@@ -57,7 +36,7 @@ import jax.numpy as jnp
 from jax.scipy.special import log_ndtr, ndtri
 from jax.typing import ArrayLike
 
-from jbai import prng
+from jbai.random import prng
 
 ROUNDS = 2  # rejection rounds drawn for every element before the loop
 _SERIES = 0.2  # |y| below which g(y) is summed as its series

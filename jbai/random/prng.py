@@ -3,12 +3,9 @@
 `THREEFRY` is bit-identical to jax.random's default implementation (threefry2x32
 with `jax_threefry_partitionable`, the default since JAX 0.5): a key's data
 gives the same keys, bits, uniforms and normals under either. The engine wraps
-every trial's key with it. The difference is the lowering: JAX lowers the
-threefry hash on CPU as a rolled loop of five iterations (one per key
-injection), and for the engine's small per-lane arrays the loop's per-iteration
-overhead costs about as much as the rest of a step. Written as jnp operations,
-the 20 rounds fuse into one kernel, which halves the engine's step time on CPU
-with 64 lanes (`benchmarks/throughput.py`). On GPU both forms compile to the same code.
+every trial's key with it. It differs in the lowering only: the 20 rounds are
+written as jnp operations, which XLA fuses into one kernel, where JAX lowers the
+hash on CPU as a rolled loop (docs/design/samplers.md).
 
 Threefry-2x32 with 20 rounds (Salmon et al. 2011): for a key (k0, k1) and a
 counter (x0, x1), with k2 = k0 ^ k1 ^ 0x1BD11BDA, add (k0, k1) to the counter,

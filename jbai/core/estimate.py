@@ -36,7 +36,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbai import engine
+from jbai.core import inputs
+from jbai.core.rollout import Rollout, rollout
 
 sg = jax.lax.stop_gradient
 
@@ -55,7 +56,7 @@ class Estimate(NamedTuple):
   grad_mean_tau_se: dict
   grad_error_rate: dict
   grad_error_rate_se: dict
-  trials: engine.Rollout    # the per-trial results
+  trials: Rollout           # the per-trial results
 
 
 class Difference(NamedTuple):
@@ -97,12 +98,11 @@ def _no_derivative_jvp(primals, tangents):
 
 
 def _check(family, rule, threshold, means, n_trials):
-  family, rule, threshold = engine._resolve(family, rule, threshold)
+  family, rule, threshold = inputs.resolve(family, rule, threshold)
   means = jnp.asarray(means, jnp.zeros(()).dtype)
   if means.ndim != 1:
     raise ValueError(f"means must have shape [K] (vmap for a batch), got {means.shape}")
-  if int(n_trials) < 2:
-    raise ValueError(f"n_trials must be >= 2 for a standard error, got {n_trials!r}")
+  inputs.check_trials(n_trials, minimum=2)
   return family, rule, threshold, means
 
 
@@ -144,7 +144,7 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
   """
   family, rule, threshold, means = _check(family, rule, threshold, means, n_trials)
   params = dict(params or {})
-  trials = engine.rollout(key, family, sg(means), rule, sg(jnp.asarray(delta)), n_trials,
+  trials = rollout(key, family, sg(means), rule, sg(jnp.asarray(delta)), n_trials,
                           threshold, max_steps, params=jax.tree.map(sg, params),
                           lanes=lanes, scores=True)
   moments = monte_carlo(trials.tau, trials.correct, trials.reward_score,
@@ -244,9 +244,7 @@ def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
   family, rule, threshold, means = _check(family, rule, threshold, means, n_trials)
   params = dict(params or {})
   if isinstance(wrt, str):
-    if wrt not in rule.runtime:
-      raise ValueError(f"rule {rule.name!r} has no runtime parameter {wrt!r}; "
-                       f"its runtime parameters are {list(rule.runtime)}")
+    inputs.check_runtime(rule, [wrt])
     base = params.get(wrt, rule.init(means.shape[-1])._asdict()[wrt])
     points = [(means, dict(params, **{wrt: base + s * h})) for s in (1, -1)]
   else:
@@ -255,7 +253,7 @@ def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
       raise ValueError(f"wrt must be an arm index in [0, {means.shape[-1]}) or a "
                        f"parameter name, got {wrt!r}")
     points = [(means.at[arm].add(s * h), params) for s in (1, -1)]
-  runs = [engine.rollout(key, family, m, rule, delta, n_trials, threshold, max_steps,
+  runs = [rollout(key, family, m, rule, delta, n_trials, threshold, max_steps,
                          params=p, lanes=lanes, scores=False) for m, p in points]
 
   def difference(f):

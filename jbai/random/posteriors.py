@@ -27,22 +27,11 @@ Each law works in two scales, both strictly increasing functions of the mean:
 (alpha and beta are the Gamma's shape and rate; the mean of the exponential and
 Weibull families decreases with the rate, hence the minus sign.)
 
-Why these scales. TTTS's sampler bounds l by a quadratic with curvature kappa
-and loses acceptance by up to the ratio of the true curvature to kappa (its
-square root when the posterior is concentrated). In the cube-root scale the
-curvature of a Gamma log-density, (3 alpha - 1)/y^2 + 6 beta y, is smallest
-exactly at the mode, so kappa is the curvature there. In the arcsine scale
-(which stabilises the Beta's variance) the curvature (2a-1)/p + (2b-1)/(1-p) is
-at most 2 kappa at the mode, and the mode is inside (0, pi/2) even for an arm
-with no failure yet (b = 1), common early in a trial. In the scale of p itself
-such an arm's density p^(a-1) peaks at the boundary p = 1, where no Gaussian
-bounds it closely, and a Beta with mean 0.99 has 57 times its global minimum
-curvature at its mode. The rank scale keeps the trigonometric functions of the
-arcsine scale (which XLA:CPU does not vectorise: each costs about as much as a
-Beta draw) out of every per-arm computation: the log-kernel and its gradient at
-a point are rational functions and logarithms of the odds. The odds, a ratio
-of two Gamma draws, keep full relative precision near p = 0 and p = 1, where p
-itself rounds to 0 or 1.
+The z scales are those where kappa is the curvature at (or within a factor 2 of)
+the mode, so that the envelopes of TTTS fit closely; the rank scales keep the
+per-arm work to rational functions and logarithms, and the odds keep full
+relative precision near p = 0 and 1 (docs/design/ttts.md, "Why these comparison
+scales").
 
 Each law gives its log-density as log_norm() + log_kernel(r): the per-arm
 normalising constant (needed only for the envelopes' masses) and the part that
@@ -60,7 +49,7 @@ from typing import Callable, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jbai import samplers
+from jbai.random import samplers
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 

@@ -1,0 +1,128 @@
+"""The `jbai` command line: run, grad, oracle, rules, reproduce.
+
+Bad input (a malformed list, an unknown rule, family or threshold, delta not in
+(0, 1), a tie for the best arm, a mean outside Theta, a rule or threshold that
+does not apply to the family) prints one line naming the value and exits with 2.
+A refused (rule, family, threshold) combination is answered with options that
+work. Negative numbers are values, not options: `--means -1,0,1`, `--lo -5`.
+
+`jbai run` takes comma-separated lists for --rule, --threshold, --delta, --beta
+and --eps and runs every combination on the same instance with the same key
+(common random numbers), one trajectory per trial for all the deltas, one
+compiled program for all the values of a runtime parameter (beta, eps). With
+--out, finished trials are appended to `<out>.partial.jsonl` as they come:
+Ctrl-C prints the summary of the finished trials, and the same command resumes.
+
+  args.py    reading the command line: the parser, number and name lists
+  plan.py    the family, the deltas and the runs; refusals with suggestions
+  trials.py  the finished trials of `jbai run --out`, to resume
+  run.py     `jbai run`
+  grad.py    `jbai grad`
+  oracle.py  `jbai oracle`
+  render.py  what the commands print
+"""
+
+import argparse
+import sys
+
+from jbai.cli.args import (DEFAULT_RUN, Parser, UsageError, add_family_args,
+                           add_output_args, add_rule_args, add_run_args, count,
+                           join_negative_values, name_list, number, number_list)
+from jbai.cli.grad import cmd_grad, grad_records
+from jbai.cli.oracle import cmd_oracle
+from jbai.cli.plan import (Plan, Run, check_combinations, family_from_args, plan_command,
+                           plan_runs, rule_refusal)
+from jbai.cli.run import EXIT_INTERRUPTED, cmd_run
+from jbai.cli.trials import TrialLog
+
+
+def cmd_rules(args) -> int:
+  """`jbai rules`: one line per sampling rule."""
+  from jbai.rules import describe
+  for name, doc, params in describe():
+    print(f"{name:<12} {doc}" + (f"  [{params}]" if params else ""))
+  return 0
+
+
+def cmd_reproduce(args) -> int:
+  """`jbai reproduce`: see `jbai.reproduce.main`."""
+  try:
+    from jbai.reproduce import main as reproduce_main
+  except ImportError:
+    raise ValueError("jbai reproduce is not available in this installation") from None
+  return reproduce_main(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+  """The parser of every subcommand (`commands`, a default, lists their names)."""
+  parser = Parser(prog="jbai", description="Fixed-confidence best-arm identification in JAX.")
+  sub = parser.add_subparsers(dest="command")
+
+  p = sub.add_parser("run", help="simulate BAI algorithms (the main job)")
+  for add in (add_family_args, add_rule_args, add_run_args):
+    add(p)
+  add_output_args(p, "also write the JSON here, the per-trial arrays as .npz, and "
+                  "finished trials as they come (to resume after Ctrl-C)")
+  p.set_defaults(func=cmd_run)
+
+  p = sub.add_parser("grad", help="E[tau] and P(error) with their gradients in the means "
+                     "(likelihood ratio), next to the gradient of T*(nu) log(1/delta)")
+  for add in (add_family_args, add_rule_args, add_run_args):
+    add(p)
+  add_output_args(p, "also write the JSON here")
+  p.set_defaults(func=cmd_grad)
+
+  p = sub.add_parser("oracle", help="optimal allocation w(nu) and complexity Gamma(nu)")
+  add_family_args(p)
+  p.add_argument("--delta", type=number_list, default=DEFAULT_RUN["delta"])
+  p.add_argument("--method", default="exact", choices=["exact", "optax"])
+  p.add_argument("--json", action="store_true")
+  p.set_defaults(func=cmd_oracle)
+
+  p = sub.add_parser("rules", help="list the sampling rules")
+  p.set_defaults(func=cmd_rules)
+
+  p = sub.add_parser("reproduce", help="reproduce the paper's numerical section")
+  p.add_argument("--scale", default="smoke", choices=["smoke", "paper"])
+  p.add_argument("--only", default=None, help="run only this experiment")
+  p.add_argument("--out", default="results", help="output folder")
+  p.set_defaults(func=cmd_reproduce)
+  parser.set_defaults(commands=tuple(sub.choices))
+  return parser
+
+
+def main(argv=None) -> int:
+  """Runs the command line; returns the exit code (2: bad input, 130: Ctrl-C).
+
+  JAX's persistent compilation cache is turned on first
+  (`jbai.enable_compilation_cache`): a command compiles its programs once per
+  machine, not once per process.
+  """
+  from jbai.host.caches import enable_compilation_cache
+  enable_compilation_cache()
+  parser = build_parser()
+  argv = sys.argv[1:] if argv is None else list(argv)
+  commands = parser.get_default("commands")
+  try:
+    if argv and argv[0] not in commands and not argv[0].startswith("-"):
+      raise UsageError(f"unknown command {argv[0]!r}; choose from {list(commands)}")
+    if not argv or argv[0] not in commands + ("-h", "--help"):
+      argv = ["run"] + argv  # `jbai` and `jbai --rule tcb` mean `jbai run ...`
+    args = parser.parse_args(argv)
+    return args.func(args)
+  except SystemExit as e:  # --help
+    return e.code if isinstance(e.code, int) else 0
+  except KeyboardInterrupt:
+    print("jbai: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
+  except ValueError as e:
+    message = str(e).splitlines()[0] if str(e) else repr(e)
+    print(f"jbai: error: {message}", file=sys.stderr)
+    return 2
+
+
+__all__ = ["DEFAULT_RUN", "EXIT_INTERRUPTED", "Parser", "Plan", "Run", "TrialLog",
+           "UsageError", "build_parser", "check_combinations", "cmd_grad", "cmd_oracle",
+           "cmd_reproduce", "cmd_rules", "cmd_run", "count", "family_from_args",
+           "grad_records", "join_negative_values", "main", "name_list", "number",
+           "number_list", "plan_command", "plan_runs", "rule_refusal"]

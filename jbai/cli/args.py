@@ -1,0 +1,156 @@
+"""Reading the command line: the parser, number and name lists, the options.
+
+Negative numbers are values, not options: `--means -1,0,1`, `--lo -5`. Lists are
+comma-separated; a malformed list is answered with one line that names the bad
+text (argparse's usage errors are turned into `UsageError`, one line, exit 2).
+"""
+
+import argparse
+import math
+import re
+import sys
+
+DEFAULT_RUN = {"family": "gaussian", "means": "1.2,1,1,1,1", "rule": "itcb",
+               "delta": "1e-8", "trials": 1000, "threshold": "gk16"}
+
+
+class UsageError(ValueError):
+  """A command line that argparse cannot read (reported in one line, exit 2)."""
+
+
+class Parser(argparse.ArgumentParser):
+  """argparse with one-line errors, and negative numbers read as values.
+
+  argparse takes a token such as `-1,0,1` for an option; `parse_known_args`
+  first joins every `--option -1...` pair into `--option=-1...`, for every
+  subcommand.
+  """
+
+  def parse_known_args(self, args=None, namespace=None):
+    args = sys.argv[1:] if args is None else list(args)
+    return super().parse_known_args(join_negative_values(args), namespace)
+
+  def error(self, message):
+    raise UsageError(f"{message} (see `{self.prog} --help`)")
+
+
+_NEGATIVE = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
+
+
+def join_negative_values(argv: list) -> list:
+  """`--opt -1,0` -> `--opt=-1,0`: a token that starts like a negative number
+  after a long option without '=' is that option's value.
+
+  Example:
+    >>> join_negative_values(["run", "--means", "-1,0,1", "--lo", "-5", "--json"])
+    ['run', '--means=-1,0,1', '--lo=-5', '--json']
+  """
+  out, i = [], 0
+  while i < len(argv):
+    token = argv[i]
+    if token == "--":
+      return out + argv[i:]
+    if (token.startswith("--") and "=" not in token and i + 1 < len(argv) and
+        _NEGATIVE.match(argv[i + 1])):
+      out.append(f"{token}={argv[i + 1]}")
+      i += 2
+    else:
+      out.append(token)
+      i += 1
+  return out
+
+
+# ---------------------------------------------------------------- value types
+
+def _entries(text: str) -> list:
+  """Comma-separated entries of `text`, stripped; raises on an empty one."""
+  parts = [p.strip() for p in str(text).split(",")]
+  if not any(parts):
+    raise argparse.ArgumentTypeError(f"{text!r} is empty; give comma-separated values")
+  for i, p in enumerate(parts):
+    if not p:
+      raise argparse.ArgumentTypeError(
+          f"{text!r} has an empty entry (entry {i + 1} of {len(parts)})")
+  return parts
+
+
+def _float(entry: str, text: str) -> float:
+  try:
+    return float(entry)
+  except ValueError:
+    where = "" if entry == text.strip() else f" in {text!r}"
+    raise argparse.ArgumentTypeError(f"{entry!r}{where} is not a number") from None
+
+
+def number_list(text: str) -> list:
+  """'1.2,-1,1e-3' -> [1.2, -1.0, 0.001]; one line naming the bad text otherwise."""
+  return [_float(p, text) for p in _entries(text)]
+
+
+def number(text: str) -> float:
+  """One number (a list of one)."""
+  values = number_list(text)
+  if len(values) != 1:
+    raise argparse.ArgumentTypeError(f"{text!r}: expected one number")
+  return values[0]
+
+
+def count(text: str) -> int:
+  """A whole number; 1e6 is accepted."""
+  value = number(text)
+  if not (math.isfinite(value) and value == int(value)):
+    raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+  return int(value)
+
+
+def name_list(text: str) -> list:
+  """'tcb,itcb' -> ['tcb', 'itcb'] (repeats dropped)."""
+  return list(dict.fromkeys(_entries(text)))
+
+
+# ---------------------------------------------------------------- options
+
+def add_family_args(p):
+  """--family, --means and the family's parameters."""
+  p.add_argument("--family", default=DEFAULT_RUN["family"], help="reward family")
+  p.add_argument("--means", type=number_list, default=DEFAULT_RUN["means"],
+                 help="comma-separated arm means, e.g. -1,0,1")
+  p.add_argument("--sigma", type=number, default=None, help="Gaussian standard deviation")
+  p.add_argument("--shape", type=number, default=None, help="Weibull shape k")
+  p.add_argument("--lo", type=number, default=None, help="lower end of Theta")
+  p.add_argument("--hi", type=number, default=None, help="upper end of Theta")
+
+
+def add_rule_args(p):
+  """--rule, --threshold and the rules' runtime parameters, each a list."""
+  p.add_argument("--rule", type=name_list, default=DEFAULT_RUN["rule"],
+                 help="sampling rule(s), comma-separated: compared side by side "
+                 "(see `jbai rules`)")
+  p.add_argument("--threshold", type=name_list, default=DEFAULT_RUN["threshold"],
+                 help="stopping threshold(s): gk16, kk, paper")
+  p.add_argument("--beta", type=number_list, default=None,
+                 help="top-two parameter(s) beta, e.g. 0.3,0.5 (one compiled program)")
+  p.add_argument("--eps", type=number_list, default=None,
+                 help="TCB/ITCB look-ahead(s) r_t = eps/t")
+
+
+def add_run_args(p):
+  """--delta, --trials, --seed, --max-steps, --chunk."""
+  p.add_argument("--delta", type=number_list, default=DEFAULT_RUN["delta"],
+                 help="confidence level(s), e.g. 1e-2,1e-8: one trajectory per trial "
+                 "for all of them")
+  p.add_argument("--trials", type=count, default=DEFAULT_RUN["trials"],
+                 help="trials per rule (1e4 accepted)")
+  p.add_argument("--seed", type=count, default=0, help="PRNG seed, the same for every rule")
+  p.add_argument("--max-steps", type=count, default=1_000_000,
+                 help="cap on the length of a trial")
+  p.add_argument("--chunk", type=count, default=2048,
+                 help="steps between progress reports and saves of finished trials")
+
+
+def add_output_args(p, out_help: str):
+  """--json, --out (`out_help` says what it writes), --progress."""
+  p.add_argument("--json", action="store_true",
+                 help="print JSON: one object for one rule and one delta, else a list")
+  p.add_argument("--out", default=None, help=out_help)
+  p.add_argument("--progress", action="store_true", help="show progress even when not a tty")

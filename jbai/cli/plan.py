@@ -1,0 +1,179 @@
+"""From the parsed options to what runs: the family, the deltas and the runs.
+
+`jbai run` and `jbai grad` compare every combination of --rule x --threshold x
+--beta x --eps (repeats dropped). Before anything compiles, each rule and each
+threshold is checked against the family: a refused combination is answered with
+one line that gives the reasons and `use --rule ... --threshold ...`, options
+checked to apply to the whole command.
+"""
+
+import functools
+import inspect
+import re
+from typing import NamedTuple, Optional
+
+# Alternatives suggested when a rule does not apply to a family, in this order.
+PREFERRED_RULES = ("ebtci", "ebtc", "itcb", "tcb")
+
+
+def family_from_args(args):
+  """Builds the family from --family and its parameter options."""
+  from jbai.families import BUILTIN, get
+  params = {"sigma": args.sigma, "lo": args.lo, "hi": args.hi,
+            "shape": getattr(args, "shape", None)}
+  if args.family not in BUILTIN:
+    raise ValueError(f"unknown family {args.family!r}; choose from {sorted(BUILTIN)}")
+  accepted = inspect.signature(BUILTIN[args.family]).parameters
+  for name, value in params.items():
+    if value is not None and name not in accepted:
+      raise ValueError(f"family {args.family!r} takes no parameter --{name}")
+  return get(args.family, **{k: v for k, v in params.items() if v is not None})
+
+
+def checked_deltas(values) -> list:
+  """The --delta values as floats, each checked to lie in (0, 1)."""
+  from jbai.core.inputs import check_delta
+  return [float(d) for d in check_delta(values)]
+
+
+_RULE_HINT = re.compile(r";\s*use\b.*$")
+
+
+@functools.lru_cache(maxsize=256)
+def rule_refusal(family, rule) -> Optional[str]:
+  """Why `rule` does not apply to `family` (None when it does), found by tracing
+  its `select` on abstract values (no compilation): a rule refuses a family with
+  a ValueError when it is traced. The rule's own advice is dropped (the caller
+  suggests options checked against the whole command)."""
+  import jax
+  from jbai.state import empty_stats
+  num_arms = 3
+  try:
+    jax.eval_shape(lambda key: rule.select(key, family, empty_stats(family, num_arms),
+                                           rule.init(num_arms)), jax.random.key(0))
+  except ValueError as e:
+    return _RULE_HINT.sub("", str(e).splitlines()[0])
+  return None
+
+
+class Run(NamedTuple):
+  """One row group of a comparison: a rule and a threshold (every delta)."""
+
+  label: str   # the rule's name, or its repr when a name appears twice
+  rule: object
+  threshold: object
+  key: str = ""  # identifies the run's finished trials in a TrialLog
+
+
+class Plan(NamedTuple):
+  """What a `jbai run` or `jbai grad` command runs."""
+
+  family: object   # the Family
+  means: list      # [K] floats, checked against the family
+  deltas: list     # [D] floats in (0, 1)
+  runs: list       # [Run], in order
+
+
+def make_rule(name: str, beta=None, eps=None):
+  from jbai.rules import get
+  return get(name, beta=beta, eps=eps)
+
+
+def plan_command(args) -> Plan:
+  """The family, means, deltas and runs of a `jbai run` or `jbai grad` command
+  line, each checked (ValueError with one line otherwise)."""
+  from jbai.families import check_means
+  family = family_from_args(args)
+  check_means(family, args.means)
+  deltas = checked_deltas(args.delta)
+  return Plan(family, args.means, deltas, plan_runs(args, family))
+
+
+def plan_runs(args, family) -> list:
+  """The runs of --rule x --threshold x --beta x --eps (repeats dropped), after
+  checking that every rule and threshold applies to the family.
+
+  Raises:
+    ValueError: one line naming each rule and threshold that does not apply,
+      and the --rule / --threshold values that would (each checked).
+  """
+  from jbai.thresholds import get as get_threshold
+  thr_objs = [get_threshold(t) for t in args.threshold]
+  betas, epss = args.beta or [None], args.eps or [None]
+  rule_objs = {}
+  for name in args.rule:
+    for b in betas:
+      for e in epss:
+        rule = make_rule(name, b, e)
+        rule_objs.setdefault(repr(rule), (name, rule))
+  check_combinations(family, args.rule, args.threshold, betas, epss)
+  names = [n for n, _ in rule_objs.values()]
+  runs = []
+  for name, rule in rule_objs.values():
+    label = name if names.count(name) == 1 else repr(rule)
+    for thr in thr_objs:
+      runs.append(Run(label, rule, thr))
+  return runs
+
+
+def _refused_rules(family, rule_names, betas, epss) -> dict:
+  out = {}
+  for name in rule_names:
+    for b in betas:
+      for e in epss:
+        reason = rule_refusal(family, make_rule(name, b, e))
+        if reason:
+          out.setdefault(name, reason)
+  return out
+
+
+def _refused_thresholds(family, threshold_names) -> dict:
+  from jbai.thresholds import get, refusal
+  out = {}
+  for name in threshold_names:
+    reason = refusal(get(name), family)
+    if reason:
+      out[name] = reason
+  return out
+
+
+def check_combinations(family, rule_names, threshold_names, betas=(None,),
+                       epss=(None,)) -> None:
+  """Raises ValueError when a rule or a threshold does not apply to the family.
+
+  The message gives the reasons, then `use --rule ... --threshold ...`: each
+  refused name replaced by the first that applies (thresholds: kk, paper, gk16;
+  rules: ebtci, ebtc, itcb, tcb, then the others), with the same beta and eps.
+  Rules and thresholds are refused independently (a rule by the family, a
+  threshold by the family), so the suggested values run together.
+  """
+  from jbai.rules import RULES
+  from jbai.thresholds import PREFERRED
+  bad_rules = _refused_rules(family, rule_names, betas, epss)
+  bad_thr = _refused_thresholds(family, threshold_names)
+  if not bad_rules and not bad_thr:
+    return
+  fixes = []
+  if bad_rules:
+    order = list(PREFERRED_RULES) + [r for r in RULES if r not in PREFERRED_RULES]
+    good = [r for r in order if r not in bad_rules and
+            not _refused_rules(family, [r], betas, epss)]
+    fixes.append("--rule " + _replace(rule_names, bad_rules, good))
+  if bad_thr:
+    good = [t for t in PREFERRED if t not in bad_thr and
+            not _refused_thresholds(family, [t])]
+    fixes.append("--threshold " + _replace(threshold_names, bad_thr, good))
+  reasons = list(bad_rules.values()) + list(bad_thr.values())
+  raise ValueError("; ".join(reasons) + "; use " + " ".join(fixes))
+
+
+def _replace(names: list, bad: dict, good: list) -> str:
+  """`names` with each bad entry replaced by the first good name not yet used."""
+  out = []
+  spare = [g for g in good if g not in names]
+  for n in names:
+    if n not in bad:
+      out.append(n)
+    elif spare:
+      out.append(spare.pop(0))
+  return ",".join(dict.fromkeys(out))

@@ -1,0 +1,157 @@
+"""What the commands print: JSON, the single-run layout, the comparison table, the
+gradient report, the oracle's table, and the notes after an interrupted run.
+
+95% intervals: normal for the mean tau and for the gradients (mean +- Z95 se),
+Wilson for the error rate (computed in `jbai.host.summary`).
+"""
+
+import json
+import math
+import sys
+
+from jbai.host.summary import Z95
+
+INTERRUPTED_NOTE = (
+    "interrupted: this summary covers only the trials that finished, and is "
+    "biased towards short trials (the longest had not stopped yet)")
+
+
+def print_json(payload) -> None:
+  """One line of JSON on stdout."""
+  print(json.dumps(payload))
+
+
+def _fmt(x, spec: str, missing: str = "-") -> str:
+  return missing if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, spec)
+
+
+def print_run(records: list, labels: list, single: bool, means, args) -> None:
+  """The text report of `jbai run`: the single-run layout or the comparison
+  table, then a warning when trials reached the cap."""
+  if single:
+    print_single(records[0], means, args.max_steps)
+  else:
+    print_table(records, labels, means, args)
+  capped = sum(r["hit_cap"] for r in records)
+  if capped:
+    print(f"warning: {capped} trial(s) reached max_steps without stopping; "
+          "they count as errors and enter mean tau at the cap")
+
+
+def print_single(rec: dict, means, max_steps: int):
+  """The vertical table of one rule at one delta."""
+  lo, hi = rec["tau_ci95"]
+  elo, ehi = rec["error_ci95"]
+  rows = [("rule", rec["rule"]), ("family", rec["family"]), ("means", means),
+          ("threshold", rec["threshold"]), ("delta", f"{rec['delta']:g}"),
+          ("trials", rec["trials"] if rec["complete"] else
+           f"{rec['trials']} finished of {rec['trials_requested']}"),
+          ("mean tau", f"{rec['mean_tau']:.1f}  (95% CI {lo:.1f} .. {hi:.1f})"),
+          ("median / max tau", f"{rec['median_tau']:.0f} / {rec['max_tau']}"),
+          ("error rate", f"{rec['error_rate']:.4f}  (Wilson 95% CI {elo:.4f} .. {ehi:.4f})"),
+          ("trials at the cap", f"{rec['hit_cap']}  (max_steps = {max_steps})"),
+          ("T*(nu)", f"{rec['t_star']:.2f}"),
+          ("T*(nu) log(1/delta)", f"{rec['t_star_log']:.1f}"),
+          ("E[tau] / T* log(1/delta)", f"{rec['ratio']:.3f}"),
+          ("w(nu)", "[" + ", ".join(f"{x:.4f}" for x in rec["w_star"]) + "]")]
+  if rec["complete"]:
+    rows += [("compile / run seconds",
+              f"{rec['compile_seconds']:.2f} / {rec['wall_seconds']:.2f}"),
+             ("trial-steps per second", _fmt(rec["steps_per_second"], ".3g")),
+             ("lane utilisation", f"{rec['utilisation']:.3f}")]
+  for k, v in rows:
+    print(f"{k:<26} {v}")
+
+
+def _table_header(records: list, means, args, thresholds: list, deltas: list) -> None:
+  """The lines above the comparison table: what every row shares."""
+  first = records[0]
+  print(f"family      {first['family']}")
+  print(f"means       {means}")
+  if len(thresholds) == 1:
+    print(f"threshold   {thresholds[0]}")
+  if len(deltas) == 1:
+    print(f"delta       {deltas[0]:g}")
+  print(f"trials      {args.trials} per rule, seed {args.seed}, the same key for every "
+        f"rule (common random numbers), max_steps {args.max_steps}")
+  print(f"T*(nu)      {first['t_star']:.4g}   w(nu) = ["
+        + ", ".join(f"{x:.4f}" for x in first["w_star"]) + "]")
+  print("ratio       E[tau] / (T*(nu) log(1/delta)); 95% CIs: normal for the mean tau, "
+        "Wilson for the error rate")
+  print()
+
+
+def print_table(records: list, labels: list, means, args):
+  """One row per (rule, threshold, delta); constant columns go to the header."""
+  thresholds = list(dict.fromkeys(r["threshold"] for r in records))
+  deltas = list(dict.fromkeys(r["delta"] for r in records))
+  _table_header(records, means, args, thresholds, deltas)
+  head = ["rule"] + (["threshold"] if len(thresholds) > 1 else []) + \
+         (["delta"] if len(deltas) > 1 else []) + \
+         ["mean tau (95% CI)", "error rate (95% CI)", "at cap", "ratio", "steps/s"]
+  rows = []
+  for label, r in zip(labels, records):
+    lo, hi = r["tau_ci95"]
+    elo, ehi = r["error_ci95"]
+    row = [label + ("" if r["complete"] else "*")]
+    if len(thresholds) > 1:
+      row.append(r["threshold"])
+    if len(deltas) > 1:
+      row.append(f"{r['delta']:g}")
+    row += [f"{r['mean_tau']:.1f} ({_fmt(lo, '.1f')} .. {_fmt(hi, '.1f')})",
+            f"{r['error_rate']:.4f} ({elo:.4f} .. {ehi:.4f})",
+            str(r["hit_cap"]), f"{r['ratio']:.3f}", _fmt(r["steps_per_second"], ".3g")]
+    rows.append(row)
+  widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+  left = 1 + (len(thresholds) > 1) + (len(deltas) > 1)
+  for row in [head] + rows:
+    cells = [str(x).ljust(w) if i < left else str(x).rjust(w)
+             for i, (x, w) in enumerate(zip(row, widths))]
+    print("  ".join(cells).rstrip())
+  for label, r in dict(zip(labels, records)).items():
+    if not r["complete"]:
+      print(f"* {label}: interrupted, {r['trials']} of {r['trials_requested']} trials "
+            "finished")
+
+
+def print_interrupted(any_records: bool, later: list, log, args) -> None:
+  """The note after Ctrl-C: the summary's bias, the runs not started, and where
+  the finished trials are kept (on stderr with --json, else stdout)."""
+  print(("" if any_records else "interrupted before any trial finished; ") + INTERRUPTED_NOTE
+        + (f"; not started: {', '.join(later)}" if later else "")
+        + (f"; {log.count()} finished trial(s) are saved in {log.path}: rerun the same "
+           "command to resume" if args.out else
+           "; with --out FILE the finished trials are saved and the same command resumes"),
+        file=sys.stderr if args.json else sys.stdout)
+
+
+def print_grad(rec: dict, means):
+  """The text report of one (rule, threshold, delta) of `jbai grad`."""
+  print(f"rule {rec['rule']}, threshold {rec['threshold']}, delta {rec['delta']:g}, "
+        f"{rec['trials']} trials, {rec['hit_cap']} at the cap; +- is a 95% CI")
+  print(f"  E[tau]    {rec['mean_tau']:.6g} +- {Z95 * rec['mean_tau_se']:.3g}"
+        f"      T*(nu) log(1/delta) {rec['t_star_log']:.6g}")
+  print(f"  P(error)  {rec['error_rate']:.4g} +- {Z95 * rec['error_rate_se']:.2g}")
+  print(f"  {'arm':>4} {'mean':>10} {'dE[tau]/dmu':>24} {'d(T* log 1/delta)/dmu':>22} "
+        f"{'dP(error)/dmu':>22}")
+  for i, m in enumerate(means):
+    g = f"{rec['grad_mean_tau'][i]:.5g} +- {Z95 * rec['grad_mean_tau_se'][i]:.2g}"
+    e = f"{rec['grad_error_rate'][i]:.4g} +- {Z95 * rec['grad_error_rate_se'][i]:.2g}"
+    print(f"  {i:>4} {m:>10.6g} {g:>24} {rec['grad_t_star_log'][i]:>22.5g} {e:>22}")
+  for param, g in rec.get("grad_params", {}).items():
+    print(f"  d/d{param}: E[tau] {g['mean_tau']:.5g} +- {Z95 * g['mean_tau_se']:.2g}, "
+          f"P(error) {g['error_rate']:.4g} +- {Z95 * g['error_rate_se']:.2g}")
+
+
+def print_oracle(out: dict, logs: list) -> None:
+  """The text report of `jbai oracle`: w(nu) per arm, Gamma(nu), T*(nu) and
+  T*(nu) log(1/delta) per delta."""
+  deltas = out["delta"] if isinstance(out["delta"], list) else [out["delta"]]
+  print(f"family  {out['family']}")
+  print(f"{'arm':>4} {'mean':>12} {'w(nu)':>10}")
+  for i, (m, x) in enumerate(zip(out["means"], out["w"])):
+    print(f"{i:>4} {m:>12.6g} {x:>10.6f}")
+  print(f"Gamma(nu)              {out['gamma']:.6g}")
+  print(f"T*(nu) = 1/Gamma       {1 / out['gamma']:.6g}")
+  for d, v in zip(deltas, logs):
+    print(f"T*(nu) log(1/delta)    {v:.6g}   (delta = {d:g})")

@@ -1,0 +1,9 @@
+"""The functional core: pure functions that run under the caller's jit, vmap and grad.
+
+  lane.py      one trial's state and its step (stopping rule, rule, reward)
+  pool.py      the lane pool: many trials in one lax.while_loop, lanes recycled
+  rollout.py   a whole simulation as one compiled function
+  estimate.py  E[tau], P(error) and their likelihood-ratio gradients
+  records.py   per-trial outputs from the records the lanes write
+  inputs.py    names resolved and values checked, for every entry point
+"""

@@ -1,0 +1,189 @@
+"""The lane pool: many trials stepped together by one `lax.while_loop`.
+
+A fixed pool of lanes runs the trials, vmapped (`jbai.core.lane.step`). A lane
+whose trial ends writes its result to an output slot and starts the next pending
+trial at once (lane recycling), so that heavy-tailed stopping times do not leave
+most lanes idle; once every trial has started, the last running lanes can move
+to a smaller pool (`compact`, `pool_sizes`). A trial's result depends on its
+number alone, so results are identical for any pool size and chunk size.
+
+`build_chunk` is the one program that both drivers run: `jbai.rollout` inside
+one compiled loop, `jbai.simulate` from the host between chunks.
+"""
+
+import functools
+from typing import Callable, NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+
+from jbai.core import lane as lane_lib
+from jbai.core.lane import Config, Lane
+from jbai.families.base import Family
+from jbai.rules.base import Rule
+
+REFILL_EVERY = 8  # steps between writing results and refilling finished lanes
+SHRINK = 8        # the tail's pool has 1/SHRINK of the lanes ...
+MIN_LANES = 4     # ... and at least MIN_LANES
+
+
+class Slots(NamedTuple):
+  """Results written by the lanes during one chunk."""
+
+  index: jax.Array    # [M] int32, trial number (-1: unused slot)
+  tau: jax.Array      # [M, D] int32
+  answer: jax.Array   # [M, D] int32
+  counts: jax.Array   # [M, K] int32, final counts
+  steps: jax.Array    # [M] int32, length of the trial
+  extra: dict         # with scores: final_stats [M, K, S], reward_score [M, D, K] and
+                      # "policy_score.<name>" [M, D]; else empty
+
+
+class Pool(NamedTuple):
+  """The carry of the chunked loop."""
+
+  lanes: Lane             # [L] lanes
+  slots: Slots            # [M] output slots
+  written: jax.Array      # [] int32, slots used in this chunk
+  next_trial: jax.Array   # [] int32, next trial (position in the list of trials) to start
+  useful: jax.Array       # [] int32, lane-steps that advanced a trial, this chunk
+  steps: jax.Array        # [] int32, loop iterations, this chunk
+
+
+def n_slots(n_lanes: int) -> int:
+  """Output slots of a pool of n_lanes lanes."""
+  return 2 * n_lanes + REFILL_EVERY
+
+
+def _lane_extra(lanes: Lane) -> dict:
+  """What a finished lane writes besides tau, answer, counts and steps."""
+  if not lanes.scores:
+    return {}
+  extra = {"final_stats": lanes.stats.stats, "reward_score": lanes.scores.reward}
+  extra.update({f"policy_score.{k}": v for k, v in lanes.scores.policy.items()})
+  return extra
+
+
+def _lane_slots(lanes: Lane) -> Slots:
+  """The lanes' results, shaped as slots ([L, ...])."""
+  return Slots(index=lanes.index, tau=lanes.tau, answer=lanes.answer,
+               counts=lanes.stats.counts, steps=lanes.stats.t, extra=_lane_extra(lanes))
+
+
+def _empty_slots(lanes: Lane, size: int) -> Slots:
+  """Unused output slots shaped after the lanes (leaves [L, ...] -> [size, ...])."""
+  slots = jax.tree.map(lambda x: jnp.zeros((size,) + x.shape[1:], x.dtype),
+                       _lane_slots(lanes))
+  return slots._replace(index=jnp.full((size,), -1, jnp.int32))
+
+
+def records(slots: Slots) -> dict:
+  """The per-trial outputs of written slots, by name (every field but the index)."""
+  out = {k: getattr(slots, k) for k in ("tau", "answer", "counts", "steps")}
+  out.update(slots.extra)
+  return out
+
+
+def build_chunk(family: Family, rule: Rule, threshold, num_arms: int,
+                n_deltas: int, n_lanes: int, chunk: int, scores: bool = False) -> Callable:
+  """The pure function that runs up to `chunk` steps of the pool.
+
+  With several devices each runs its own pool of `n_lanes` lanes on the trials
+  n = todo[device + n_devices * j], j = 0, 1, ... (the trial's result depends on n
+  alone, so the split does not change any result).
+
+  Returns:
+    chunk_fn(pool, config, total, device, n_devices) -> pool, where total is the
+    number of trials to run (instances * n_trials, or len(config.todo)).
+  """
+  size = n_slots(n_lanes)
+  start = functools.partial(lane_lib.start, family, rule)
+  step = functools.partial(lane_lib.step, family, rule, threshold)
+
+  def write_and_refill(pool: Pool, config: Config, total, device, n_devices) -> Pool:
+    lanes = pool.lanes
+    finished = lanes.done & (lanes.index >= 0)
+    slot = pool.written + jnp.cumsum(finished) - 1
+    written = finished & (slot < size)
+    target = jnp.where(written, slot, size)  # out of range: dropped
+    slots = jax.tree.map(lambda s, v: s.at[target].set(v, mode="drop"),
+                         pool.slots, _lane_slots(lanes))
+    # Written and idle lanes take the next pending trials, in lane order.
+    free = written | (lanes.index < 0)
+    position = device + n_devices * (pool.next_trial + jnp.cumsum(free) - 1)
+    trial = (position if config.todo is None else
+             config.todo[jnp.clip(position, 0, config.todo.shape[0] - 1)])
+    new_index = jnp.where(position < total, trial, -1).astype(jnp.int32)
+    fresh = jax.vmap(lambda i: start(config, i, num_arms, n_deltas, scores))(new_index)
+    lanes = jax.tree.map(
+        lambda f, old: jnp.where(free.reshape((-1,) + (1,) * (f.ndim - 1)), f, old),
+        fresh, lanes)
+    started = jnp.sum(free & (new_index >= 0)).astype(jnp.int32)
+    return pool._replace(lanes=lanes, slots=slots,
+                         written=pool.written + jnp.sum(written).astype(jnp.int32),
+                         next_trial=pool.next_trial + started)
+
+  def chunk_fn(pool: Pool, config: Config, total, device=0, n_devices=1) -> Pool:
+    refill_fn = lambda p: write_and_refill(p, config, total, device, n_devices)
+    pool = pool._replace(
+        slots=pool.slots._replace(index=jnp.full((size,), -1, jnp.int32)),
+        written=jnp.zeros((), jnp.int32), useful=jnp.zeros((), jnp.int32),
+        steps=jnp.zeros((), jnp.int32))
+
+    def cond(pool):  # ends early when every trial is done or the slots fill up
+      return ((pool.steps < chunk) & jnp.any(pool.lanes.index >= 0) &
+              (pool.written + n_lanes <= size))
+
+    def body(pool):
+      lanes, advanced = jax.vmap(lambda l: step(config, l))(pool.lanes)
+      pool = pool._replace(lanes=lanes, steps=pool.steps + 1,
+                           useful=pool.useful + jnp.sum(advanced, dtype=jnp.int32))
+      # Refilling touches every lane: do it every REFILL_EVERY steps only.
+      refill = (pool.steps % REFILL_EVERY == 0) & jnp.any(pool.lanes.done)
+      return jax.lax.cond(refill, refill_fn, lambda p: p, pool)
+
+    return jax.lax.while_loop(cond, body, refill_fn(pool))
+
+  return chunk_fn
+
+
+def initial_pool(family, rule, config, num_arms, n_deltas, n_lanes, scores=False) -> Pool:
+  """A pool of n_lanes idle lanes and empty slots."""
+  idle = jnp.full((n_lanes,), -1, jnp.int32)
+  lanes = jax.vmap(
+      lambda i: lane_lib.start(family, rule, config, i, num_arms, n_deltas, scores))(idle)
+  zero = jnp.zeros((), jnp.int32)
+  return Pool(lanes, _empty_slots(lanes, n_slots(n_lanes)), zero, zero, zero, zero)
+
+
+def compact(pool: Pool, n_lanes: int) -> Pool:
+  """`pool` cut to n_lanes lanes: its lanes with index >= 0 (running, or ended and
+  not yet written), in order, then idle lanes; the output slots start empty."""
+  order = jnp.argsort(pool.lanes.index < 0, stable=True)[:n_lanes]
+  lanes = jax.tree.map(lambda x: x[order], pool.lanes)
+  zero = jnp.zeros_like(pool.written)
+  return Pool(lanes, _empty_slots(lanes, n_slots(n_lanes)), zero, pool.next_trial, zero, zero)
+
+
+def pool_sizes(n_lanes: int) -> list:
+  """The pool sizes a run moves through: n_lanes, then SHRINK times fewer, while at
+  least MIN_LANES."""
+  sizes = [n_lanes]
+  while sizes[-1] // SHRINK >= MIN_LANES:
+    sizes.append(sizes[-1] // SHRINK)
+  return sizes
+
+
+def default_lanes(total: int, n_devices: int = 1, platform: Optional[str] = None) -> int:
+  """Lanes per device for `total` trials on devices of `platform` (default: JAX's
+  default backend), by measurement (benchmarks/lanes.py, docs/performance.md).
+
+  On a CPU: enough to vectorise, few enough that the last, longest trials do not
+  leave most lanes idle (about 32 trials per lane, at most 512). On an
+  accelerator a step costs about the same for a few lanes as for thousands, so
+  the pool is large (2 trials per lane, at most 16384).
+  """
+  per_device = -(-total // n_devices)
+  if (platform or jax.default_backend()) == "cpu":
+    return int(min(512, max(8, per_device // 32)))
+  return int(min(16384, max(8, per_device // 2)))

@@ -1,0 +1,39 @@
+"""Per-trial outputs from the records that the lanes write.
+
+A lane writes tau = 0 for a delta whose threshold it never crossed (the trial
+reached max_steps). `finish` turns that into the reported form: tau = the
+trial's length, answer = -1, `hit_cap` set and the answer counted as not
+correct. `shaped` gives the flat per-trial arrays their leading axes.
+"""
+
+PER_DELTA = ("tau", "answer", "correct", "hit_cap", "reward_score")
+
+
+def finish(xp, raw: dict, table, n_trials: int) -> dict:
+  """Per-trial outputs (flat, [I * n_trials, ...]) from the raw records: the cap
+  (tau = 0: no crossing) becomes tau = steps and answer = -1, and `correct` and
+  `hit_cap` are added. `xp` is numpy or jax.numpy; `table` is the [I, K] means."""
+  hit_cap = raw["tau"] == 0
+  out = dict(raw, hit_cap=hit_cap,
+             tau=xp.where(hit_cap, raw["steps"][:, None], raw["tau"]),
+             answer=xp.where(hit_cap, -1, raw["answer"]))
+  best = xp.repeat(xp.argmax(table, axis=-1), n_trials)
+  out["correct"] = out["answer"] == best[:, None]
+  return out
+
+
+def shaped(flat: dict, lead: tuple, scalar_delta: bool) -> dict:
+  """Flat per-trial outputs reshaped to lead + (...), the delta axis (right after
+  the trial axes) dropped for a scalar delta."""
+  out = {}
+  for name, a in flat.items():
+    a = a.reshape(lead + a.shape[1:])
+    if scalar_delta and (name in PER_DELTA or name.startswith("policy_score.")):
+      a = a[(slice(None),) * len(lead) + (0,)]
+    out[name] = a
+  return out
+
+
+def policy_scores(out: dict) -> dict:
+  """{name: array} of the "policy_score.<name>" records."""
+  return {k.split(".", 1)[1]: v for k, v in out.items() if k.startswith("policy_score.")}

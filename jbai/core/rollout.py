@@ -1,0 +1,154 @@
+"""`rollout`: a whole simulation as one pure, compiled function.
+
+The lane pool of `jbai.core.pool` runs in a `lax.while_loop` until every trial
+has ended or reached the cap, its written slots scattered into per-trial
+outputs. It runs under the caller's `jax.jit`, `jax.vmap` and `jax.grad` (with
+`jbai.estimate`): the family, rule, threshold, n_trials, lanes and the shapes are
+static; the means, delta, max_steps and the rule's runtime parameters are
+runtime values.
+"""
+
+import functools
+from typing import Any, NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jbai.core import inputs, pool as pool_lib, records
+from jbai.core.lane import Config
+from jbai.families.base import check_means
+
+CORE_CHUNK = 256  # steps between scattering results (no host in between)
+
+
+class Rollout(NamedTuple):
+  """Per-trial results, with leading axes [I, n_trials] (I dropped for a single
+  instance); the axis marked (D) is dropped for a scalar delta.
+
+  The scores are the derivatives of the log-likelihood of each trial's stopped
+  trajectory (the rewards and the rule's random choices up to tau): their
+  products with a function of the trajectory, averaged, are likelihood-ratio
+  estimates of its gradient (see `jbai.estimate`).
+  """
+
+  tau: Any            # int [..., (D)], stopping time (max_steps at the cap)
+  answer: Any         # int [..., (D)], empirical top arm at stopping (-1 at the cap)
+  correct: Any        # bool [..., (D)], answer is the best arm
+  hit_cap: Any        # bool [..., (D)], reached max_steps before crossing
+  counts: Any         # int [..., K], counts at the end of the trial
+  steps: Any          # int [...], length of the trial (the largest tau)
+  final_stats: Any = None   # float [..., K, S], sufficient statistics at the end (scores only)
+  reward_score: Any = None  # float [..., (D), K], sum_{t < tau} d/dmu_i log pi(X_t | mu_{A_t})
+  policy_score: Any = None  # {name: float [..., (D)]}, the rule's score at tau (Rule.score)
+
+
+def from_records(flat: dict, lead: tuple, scalar_delta: bool, scores: bool) -> Rollout:
+  """A `Rollout` from flat per-trial outputs (`records.finish`)."""
+  out = records.shaped(flat, lead, scalar_delta)
+  return Rollout(tau=out["tau"], answer=out["answer"], correct=out["correct"],
+                 hit_cap=out["hit_cap"], counts=out["counts"], steps=out["steps"],
+                 final_stats=out.get("final_stats"), reward_score=out.get("reward_score"),
+                 policy_score=records.policy_scores(out) if scores else None)
+
+
+@functools.lru_cache(maxsize=64)
+def _program(family, rule, threshold, num_arms, n_deltas, total, n_lanes, scores):
+  """The jitted whole simulation of `total` trials: the chunk of `build_chunk` run
+  until every trial is written, its slots scattered into per-trial outputs; once
+  every trial has started and few lanes still run, the pool moves to the next of
+  `pool_sizes` (as `simulate`'s tail does)."""
+  sizes = pool_lib.pool_sizes(n_lanes)
+  chunks = [pool_lib.build_chunk(family, rule, threshold, num_arms, n_deltas, size,
+                                 CORE_CHUNK, scores) for size in sizes]
+
+  def run(config: Config) -> dict:
+    pool = pool_lib.initial_pool(family, rule, config, num_arms, n_deltas, n_lanes, scores)
+    out = {k: jnp.zeros((total,) + v.shape[1:], v.dtype)
+           for k, v in pool_lib.records(pool.slots).items()}
+    carry = (pool, out, jnp.zeros((), jnp.int32))
+    for phase, chunk_fn in enumerate(chunks):
+      smaller = sizes[phase + 1] if phase + 1 < len(sizes) else 0
+
+      def cond(carry):
+        pool, _, written = carry
+        tail = (pool.next_trial >= total) & (jnp.sum(pool.lanes.index >= 0) <= smaller)
+        return (written < total) & ~tail
+
+      def body(carry):
+        pool, out, written = carry
+        pool = chunk_fn(pool, config, total)
+        target = jnp.where(pool.slots.index >= 0, pool.slots.index, total)  # total: dropped
+        out = {k: out[k].at[target].set(v, mode="drop")
+               for k, v in pool_lib.records(pool.slots).items()}
+        return pool, out, written + pool.written
+
+      if phase:
+        carry = (pool_lib.compact(carry[0], sizes[phase]),) + carry[1:]
+      carry = jax.lax.while_loop(cond, body, carry)
+    return carry[1]
+
+  return jax.jit(run)
+
+
+def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
+            threshold="gk16", max_steps=1_000_000, *, params: Optional[dict] = None,
+            lanes: Optional[int] = None, scores: bool = True) -> Rollout:
+  """Runs n_trials trials inside one compiled program: a pure function.
+
+  The lane pool of `simulate` (same chunk program, same lane recycling) in a
+  `lax.while_loop` until every trial has ended or reached the cap. For the same
+  key its per-trial results are those of `simulate`. It runs under the caller's
+  `jax.jit` and `jax.vmap`: over instances, over delta, over the rule's runtime
+  parameters (`params`), over keys; family, rule, threshold, n_trials, lanes,
+  scores and the shapes of means and delta are static, everything else is a
+  runtime value.
+
+  Args:
+    key: PRNG key.
+    family: a `Family` or a built-in name.
+    means: [K] or [I, K] arm means (validated when concrete).
+    rule: a `Rule` or a registered name.
+    delta: confidence level, or a [D] vector of levels (one trajectory serves all).
+    n_trials: trials per instance (static).
+    threshold: a `Threshold` or a name.
+    max_steps: cap on a trial's length.
+    params: the rule's runtime parameters, {name: value} (e.g. {"beta": b} for a
+      top-two rule, {"eps": e} for TCB): they replace the values the rule was
+      built with, and may be traced (vmap, grad).
+    lanes: size of the pool (static; default `default_lanes(I * n_trials)`).
+    scores: record final sufficient statistics and scores (see `Rollout`).
+
+  Returns:
+    A `Rollout` of jax arrays.
+
+  Example:
+    >>> import jax, jax.numpy as jnp, jbai
+    >>> run = jax.jit(lambda b: jbai.rollout(jax.random.key(0), "gaussian", [1.0, 0.5, 0.0],
+    ...               jbai.rules.t3c(), 0.1, 64, params={"beta": b}).tau.mean())
+    >>> taus = jax.vmap(run)(jnp.array([0.3, 0.5]))
+  """
+  family, rule, threshold = inputs.resolve(family, rule, threshold)
+  dtype = jnp.zeros(()).dtype
+  if inputs.concrete(means):
+    check_means(family, means)
+  if inputs.concrete(delta):
+    inputs.check_delta(delta)
+  means = jnp.asarray(means, dtype)
+  if means.ndim not in (1, 2):
+    raise ValueError(f"means must have shape [K] or [I, K], got shape {means.shape}")
+  n_trials = inputs.check_trials(n_trials)
+  table = means.reshape(-1, means.shape[-1])
+  n_inst, num_arms = table.shape
+  deltas = jnp.atleast_1d(jnp.asarray(delta, dtype))
+  config = Config(key=inputs.raw_key(key), means=table,
+                  n_trials=jnp.asarray(n_trials, jnp.int32),
+                  max_steps=jnp.asarray(max_steps, jnp.int32),
+                  thr_params=threshold.init(deltas, num_arms),
+                  rule_state=inputs.initial_rule_state(rule, num_arms, params))
+  total = n_inst * n_trials
+  run = _program(family, rule.program(), threshold, num_arms, deltas.shape[0], total,
+                 int(lanes or pool_lib.default_lanes(total)), bool(scores))
+  flat = records.finish(jnp, run(config), table, n_trials)
+  lead = (n_inst, n_trials) if means.ndim == 2 else (n_trials,)
+  return from_records(flat, lead, np.ndim(delta) == 0, scores)

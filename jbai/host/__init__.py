@@ -1,0 +1,10 @@
+"""The imperative shell: what runs on the host around the functional core.
+
+  simulate.py     `simulate`: chunks of the pool program, progress, resume, devices
+  trace.py        `trace`: trajectories without stopping, at log-spaced times
+  programs.py     the chunk program sharded over devices and hosts
+  summary.py      mean tau and error rate with 95% intervals, T*(nu), the ratio
+  caches.py       JAX's persistent compilation cache, opt-in
+  memory_maps.py  keeps a process under Linux's limit on memory mappings
+  io.py           atomic writes, a JSON-lines store of records, progress lines
+"""

@@ -1,0 +1,84 @@
+"""The chunk program placed on devices: one pool per device, sharded with shard_map.
+
+`chunk_program` jit-compiles `jbai.core.pool.build_chunk` over a mesh of the
+given devices: each device runs its own pool on every n_devices-th trial, so
+results do not depend on the number of devices. Across hosts (after
+`jax.distributed.initialize()`), every process runs the same program over all
+the devices and gathers the whole pool's output (`to_host`).
+"""
+
+import functools
+import weakref
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jbai.core import pool as pool_lib
+from jbai.core.pool import Pool
+
+AXIS = "lanes"
+_RAN = weakref.WeakSet()  # the programs that have run (are compiled)
+
+
+@functools.lru_cache(maxsize=64)
+def chunk_program(family, rule, threshold, num_arms, n_deltas, n_lanes, chunk, devices,
+                  scores=False):
+  """(the jitted chunk shard_mapped over `devices`, a pool of n_lanes lanes on
+  each; the pool's sharding). `rule` is `Rule.program()`, the rule without its
+  runtime parameters, so that a sweep over them reuses the program."""
+  local = pool_lib.build_chunk(family, rule, threshold, num_arms, n_deltas, n_lanes, chunk,
+                               scores)
+  mesh = jax.sharding.Mesh(np.array(devices), (AXIS,))
+
+  def per_device(pool, config, total):
+    pool = jax.tree.map(lambda x: x[0], pool)
+    pool = local(pool, config, total, jax.lax.axis_index(AXIS), len(devices))
+    return jax.tree.map(lambda x: x[None], pool)
+
+  spec = jax.sharding.PartitionSpec(AXIS)
+  mapped = jax.shard_map(per_device, mesh=mesh, in_specs=(spec, None, None),
+                         out_specs=spec, check_vma=False)
+  sharding = jax.sharding.NamedSharding(mesh, spec)
+  return jax.jit(mapped, out_shardings=sharding), sharding
+
+
+def has_run(program) -> bool:
+  """Whether `program` has run in this process (its next call does not compile)."""
+  return program in _RAN
+
+
+def mark_run(program) -> None:
+  _RAN.add(program)
+
+
+def idle_pool(family, rule, config, num_arms, n_deltas, n_lanes, scores,
+              n_devices: int) -> Pool:
+  """An idle pool per device (leaves [n_devices, ...]), built on the host (numpy).
+
+  It has the shapes of `initial_pool` (`jax.eval_shape`: a trace, no op run),
+  index -1 in every lane and slot and zeros elsewhere. A chunk first starts a
+  trial (or an idle lane) on every idle lane, so no other field of an idle lane
+  is read: the results are those from `initial_pool`.
+  """
+  shapes = jax.eval_shape(
+      lambda c: pool_lib.initial_pool(family, rule, c, num_arms, n_deltas, n_lanes, scores),
+      config)
+
+  def zeros(s):  # numpy, or jax for extended dtypes (PRNG keys)
+    make = jnp.zeros if jnp.issubdtype(s.dtype, jax.dtypes.extended) else np.zeros
+    return make((n_devices,) + s.shape, s.dtype)
+
+  pool = jax.tree.map(zeros, shapes)
+  lanes = pool.lanes._replace(index=np.full((n_devices, n_lanes), -1, np.int32))
+  slots = pool.slots._replace(index=np.full(pool.slots.index.shape, -1, np.int32))
+  return pool._replace(lanes=lanes, slots=slots)
+
+
+def to_host(tree):
+  """Fetches per-device arrays; across hosts (jax.distributed), every process
+  gathers the whole pool's output."""
+  if all(x.is_fully_addressable for x in jax.tree.leaves(tree)):
+    return jax.device_get(tree)
+  from jax.experimental import multihost_utils
+  return multihost_utils.process_allgather(tree, tiled=True)

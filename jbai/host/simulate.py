@@ -1,0 +1,297 @@
+"""`simulate`: the host shell over the chunk program.
+
+Between compiled chunks of `jbai.core.pool.build_chunk` it reports progress,
+hands finished trials to a callback, resumes from saved trials, shards the lanes
+over devices and hosts, and moves the last, longest trials to a smaller pool.
+Per trial, its results are those of `jbai.rollout` with the same key.
+"""
+
+import time
+from typing import Callable, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jbai.core import inputs, pool as pool_lib, records
+from jbai.core.lane import Config
+from jbai.core.rollout import Rollout, from_records
+from jbai.families.base import check_means
+from jbai.host import memory_maps, programs
+from jbai.host.summary import optimal, summarize
+
+
+@jax.tree_util.register_pytree_node_class
+class Result:
+  """What `simulate` returns: the per-trial arrays, and the run's summary apart.
+
+  `trials` is a `Rollout` of numpy arrays, with leading axes [I, n_trials] (I
+  dropped for a single instance) and a trailing delta axis [D] (dropped for a
+  scalar delta); its fields read directly too (`result.tau` is
+  `result.trials.tau`). As a pytree a Result has the arrays of `trials` as
+  leaves, and `summary` and `stats` as static data, so that jax.tree.map and
+  friends apply to the arrays alone.
+
+  Attributes:
+    trials: a `Rollout` (final_stats, reward_score and policy_score with
+      scores=True, else None).
+    summary: one summary dict (`jbai.host.summary.summarize`) per (instance, delta).
+    stats: run statistics: wall and compile seconds, useful steps, lane
+      utilisation, pool sizes, devices, resumed trials.
+  """
+
+  def __init__(self, trials: Rollout, summary: list, stats: dict):
+    self.trials, self.summary, self.stats = trials, summary, stats
+
+  def __getattr__(self, name):
+    if name == "trials":  # not yet set (unpickling): no recursion
+      raise AttributeError(name)
+    return getattr(self.trials, name)
+
+  def __repr__(self):
+    shapes = ", ".join(f"{k}={getattr(v, 'shape', v)}" for k, v in self.trials._asdict().items()
+                       if v is not None)
+    return f"Result({shapes}; {len(self.summary)} summaries)"
+
+  def tree_flatten(self):
+    return (self.trials,), _Static(self.summary, self.stats)
+
+  @classmethod
+  def tree_unflatten(cls, static, children):
+    return cls(children[0], static.summary, static.stats)
+
+
+class _Static:
+  """A Result's summary and stats, static data of its pytree (equal by identity)."""
+
+  def __init__(self, summary, stats):
+    self.summary, self.stats = summary, stats
+
+
+class _Timing:
+  """Useful steps, lane-steps and time of a run; a program's first chunk counts
+  as compilation."""
+
+  def __init__(self):
+    self.useful = self.lane_steps = self.timed_useful = 0
+    self.compile_s = self.wall = 0.0
+
+  def add(self, seconds: float, first: bool, n_useful: int, lane_steps: int):
+    if first:
+      self.compile_s += seconds
+    else:
+      self.wall += seconds
+      self.timed_useful += n_useful
+    self.useful += n_useful
+    self.lane_steps += lane_steps
+
+
+def _check(family, rule, threshold, means, delta, n_trials, max_steps):
+  """The resolved family, rule and threshold, the means [.., K] and the deltas."""
+  family, rule, threshold = inputs.resolve(family, rule, threshold)
+  means_np = check_means(family, means)
+  deltas = inputs.check_delta(delta)
+  inputs.check_trials(n_trials)
+  if int(max_steps) < 1 or int(max_steps) >= 2**31 - 1:
+    raise ValueError(f"max_steps must be in [1, 2^31 - 1), got {max_steps!r}")
+  return family, rule, threshold, means_np, deltas
+
+
+def _resume(done: Optional[dict], out: dict, n_all: int, scores: bool) -> np.ndarray:
+  """[n_all] bool, the trials of `done` (copied into `out`)."""
+  seen = np.zeros(n_all, bool)
+  if done is None or not len(done["index"]):
+    return seen
+  missing = sorted(set(out) - set(done))
+  if missing:
+    raise ValueError(f"done lacks the records {missing} of this run (scores={scores})")
+  index = np.asarray(done["index"])
+  seen[index] = True
+  for k in out:
+    out[k][index] = done[k]
+  return seen
+
+
+def _chunk_records(pool) -> tuple:
+  """(records of the trials written in this chunk, loop steps, useful lane-steps,
+  lane indices, next trial per device), on the host."""
+  slots, steps, useful, index, next_trial = programs.to_host(
+      (pool.slots, pool.steps, pool.useful, pool.lanes.index, pool.next_trial))
+  slots = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), slots)
+  got = slots.index >= 0
+  written = {"index": slots.index[got]}
+  written.update({k: v[got] for k, v in pool_lib.records(slots).items()})
+  return written, int(steps.sum()), int(useful.sum()), index, next_trial
+
+
+def _run(program, compiled, pool, config, total, out, seen, n_lanes, per_device, shrink,
+         progress, on_chunk) -> tuple:
+  """Runs chunks until every trial is written; returns (timing, pool sizes used).
+
+  `compiled` is program(n_lanes), the first pool's (program, sharding).
+
+  The tail: once every trial has started and at most n_lanes / SHRINK lanes
+  still run, they move to a pool SHRINK times smaller (one more compiled
+  program, so only once the run has lasted `shrink` times its compilation).
+  """
+  fn, sharding = compiled
+  timing, sizes = _Timing(), [n_lanes]
+  total_j = jax.device_put(np.asarray(total, np.int32))
+  first = not programs.has_run(fn)
+  while not seen.all():
+    t_chunk = time.perf_counter()
+    pool = fn(pool, config, total_j)
+    written, n_steps, n_useful, index, next_trial = _chunk_records(pool)
+    timing.add(time.perf_counter() - t_chunk, first, n_useful, n_steps * n_lanes)
+    if first:
+      programs.mark_run(fn)
+      first = False
+    for k, v in written.items():
+      if k != "index":
+        out[k][written["index"]] = v
+    seen[written["index"]] = True
+    if progress is not None:
+      progress(int(seen.sum()), len(seen), timing.useful)
+    if on_chunk is not None:
+      on_chunk(written)
+    if seen.all():
+      break
+    if n_steps == 0:
+      raise RuntimeError("simulation made no progress")  # defensive: a bug
+    small = n_lanes // pool_lib.SHRINK
+    if (shrink is not None and small >= pool_lib.MIN_LANES and
+        np.all(next_trial >= per_device) and np.max(np.sum(index >= 0, axis=1)) <= small and
+        timing.wall >= shrink * timing.compile_s and
+        all(x.is_fully_addressable for x in jax.tree.leaves(pool))):
+      n_lanes = small
+      sizes.append(n_lanes)
+      fn, sharding = program(n_lanes)
+      small_pool = jax.vmap(lambda p: pool_lib.compact(p, small))(jax.device_get(pool))
+      pool = jax.device_put(small_pool, sharding)
+      first = not programs.has_run(fn)
+  return timing, sizes
+
+
+def _summaries(family, table, deltas, flat, n_trials: int) -> list:
+  """One summary per (instance, delta)."""
+  summaries = []
+  for i in range(table.shape[0]):
+    sl = slice(i * n_trials, (i + 1) * n_trials)
+    optimum = optimal(family, table[i])
+    for d, dlt in enumerate(deltas):
+      summaries.append(summarize(family, table[i], dlt, flat["tau"][sl, d],
+                                 flat["correct"][sl, d], flat["hit_cap"][sl, d],
+                                 instance=i, optimum=optimum))
+  return summaries
+
+
+def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
+             threshold="gk16", max_steps: int = 1_000_000, lanes: Optional[int] = None,
+             chunk: int = 2048, progress: Optional[Callable] = None,
+             on_chunk: Optional[Callable] = None, devices=None,
+             shrink: Optional[float] = 2.0, done: Optional[dict] = None,
+             scores: bool = False) -> Result:
+  """Runs n_trials trials of a BAI algorithm on one instance or a batch of instances.
+
+  The host shell over the chunk program that `rollout` runs inside one compiled
+  loop: it reports progress, hands finished trials to `on_chunk`, resumes from
+  `done`, shards the lanes over devices and hosts, and moves the last, longest
+  trials to a smaller pool. Per trial, its results are those of `rollout` with
+  the same key. It runs on the host: inside jax.jit, vmap or grad use `rollout`.
+
+  Args:
+    key: PRNG key; the same key gives identical results.
+    family: a `Family` (or a built-in name).
+    means: [K] or [I, K] arm means.
+    rule: a `Rule` (or a registered name).
+    delta: confidence level in (0, 1), or a 1-d list of levels: one trajectory
+      then records the first crossing of every level's threshold (the sampling
+      rules do not depend on delta) and runs until the smallest level crosses.
+    n_trials: trials per instance.
+    threshold: a `Threshold` (or "gk16", "kk", "paper").
+    max_steps: cap on the length of a trial; trials that reach it are reported
+      in `hit_cap` (and counted as errors in the summary's error rate).
+    lanes: lanes per device (default: see `jbai.core.pool.default_lanes`).
+    chunk: steps per compiled chunk between host callbacks.
+    progress: optional callback(done_trials, total_trials, lane_steps).
+    on_chunk: optional callback(records) after each chunk, with the records of
+      the trials finished in that chunk: a dict of numpy arrays, "index" (the
+      trial number n = instance * n_trials + j), "tau", "answer" (0 and
+      unchanged at the cap), "counts", "steps" and, with scores, the score
+      records; concatenated over chunks they are what `done` takes.
+    devices: devices to shard the lanes over (default: all local devices); each
+      runs its own pool on every n_devices-th trial, with identical results.
+      After jax.distributed.initialize(), pass jax.devices() to use every host's
+      devices: each process runs this same call and receives all the results.
+    shrink: once every trial has started and at most lanes / SHRINK lanes still
+      run, move them to a pool SHRINK times smaller, so that the last, longest
+      trials do not run on a mostly idle pool; on one host, and once the run has
+      lasted `shrink` times its compilation time (the smaller pool is one more
+      compiled program). None: never. Results do not depend on it.
+    done: records of trials already run with the same arguments (those that
+      `on_chunk` handed out, concatenated): they are not run again, and the
+      result is that of an uninterrupted run.
+    scores: also record each trial's final sufficient statistics and its
+      likelihood-ratio scores (see `Rollout`).
+
+  Returns:
+    A `Result`.
+
+  Example:
+    >>> import jax, jbai
+    >>> res = jbai.simulate(jax.random.key(0), "gaussian", [1.0, 0.0], "tcb",
+    ...                     delta=0.1, n_trials=20)
+    >>> res.tau.shape
+    (20,)
+  """
+  inputs.refuse_traced("jbai.simulate", "jbai.rollout, its pure counterpart", means=means,
+                       delta=delta, key=key)
+  family, rule, threshold, means_np, deltas = _check(family, rule, threshold, means, delta,
+                                                     n_trials, max_steps)
+  n_trials = int(n_trials)
+  table = means_np.reshape(-1, means_np.shape[-1])
+  n_inst, num_arms = table.shape
+  n_all = n_inst * n_trials
+  devices = tuple(devices or jax.local_devices())
+  pending = n_all - (0 if done is None else len(np.unique(np.asarray(done["index"]))))
+  n_lanes = int(lanes or pool_lib.default_lanes(max(pending, 1), len(devices),
+                                                devices[0].platform))
+  memory_maps.relieve()  # before this run's programs: see there
+
+  def program(n_lanes):
+    return programs.chunk_program(family, rule.program(), threshold, num_arms, len(deltas),
+                                  n_lanes, int(chunk), devices, bool(scores))
+
+  dtype = jnp.result_type(float)
+  config = Config(key=inputs.raw_key(key), means=np.asarray(table, dtype),
+                  n_trials=np.asarray(n_trials, np.int32),
+                  max_steps=np.asarray(max_steps, np.int32),
+                  thr_params=threshold.init(jnp.asarray(deltas, dtype), num_arms),
+                  rule_state=rule.init(num_arms))
+  pool = programs.idle_pool(family, rule, config, num_arms, len(deltas), n_lanes, scores,
+                            len(devices))
+  out = {k: np.zeros((n_all,) + v.shape[2:], v.dtype)
+         for k, v in pool_lib.records(pool.slots).items()}
+  seen = _resume(done, out, n_all, scores)
+  todo = np.flatnonzero(~seen).astype(np.int32)
+  total = len(todo)
+  # Numpy where it can be, sent in one transfer: each op run on the host is a
+  # dispatch, and in a new process a compilation (or a load from the cache).
+  config = jax.device_put(config._replace(todo=None if total == n_all else todo))
+  compiled = program(n_lanes)
+  pool = jax.device_put(pool, compiled[1])
+  per_device = np.array([len(range(d, total, len(devices))) for d in range(len(devices))])
+  timing, sizes = _run(program, compiled, pool, config, total, out, seen, n_lanes, per_device, shrink,
+                       progress, on_chunk)
+
+  flat = records.finish(np, out, table, n_trials)
+  stats = {"wall_seconds": timing.wall, "compile_seconds": timing.compile_s,
+           "useful_steps": timing.useful, "timed_useful_steps": timing.timed_useful,
+           "lane_steps": timing.lane_steps,
+           "utilisation": timing.useful / timing.lane_steps if timing.lane_steps else 0.0,
+           "lanes": sizes[0], "pool_sizes": sizes, "devices": len(devices),
+           "resumed_trials": n_all - total,
+           "rule": repr(rule), "family": repr(family), "threshold": repr(threshold)}
+  lead = (n_inst, n_trials) if means_np.ndim == 2 else (n_trials,)
+  trials = from_records(flat, lead, np.ndim(delta) == 0, scores)
+  return Result(trials, _summaries(family, table, deltas, flat, n_trials), stats)

@@ -1,0 +1,116 @@
+"""`trace`: trajectories without stopping, recorded at log-spaced times.
+
+At each recording time t it records the allocation T_t/t, the empirical
+transport cost Gamma_t(T_t/t) at the projected sample means (what the rules
+see) and the true best arm's share: the quantities of the paper's convergence
+results (Gamma_t -> Gamma(nu), T_t/t -> w(nu)).
+"""
+
+import functools
+from typing import Callable, NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jbai.core import inputs
+from jbai.core import lane as lane_lib
+from jbai.core.lane import Config, Lane
+from jbai.families.base import check_means
+from jbai.host import memory_maps
+from jbai.state import observe
+from jbai.transport import gamma
+
+
+class Trace(NamedTuple):
+  """Trajectories recorded by `trace` at log-spaced times."""
+
+  times: np.ndarray        # [P] int, the recording times
+  proportions: np.ndarray  # [..., n_trials, P, K] float, T_t / t
+  gamma_t: np.ndarray      # [..., n_trials, P] float, Gamma_t(T_t / t) at the sample means
+  top_share: np.ndarray    # [..., n_trials, P] float, T_t(a*) / t for the true best arm
+
+
+def log_times(horizon: int, n_points: int, start: int = 10) -> np.ndarray:
+  """About n_points distinct integer times, log-spaced in [start, horizon]."""
+  times = np.unique(np.geomspace(start, horizon, n_points).astype(np.int64))
+  return times[times >= 1]
+
+
+@functools.lru_cache(maxsize=32)
+def _advance_program(family, rule, num_arms):
+  """The jitted, vmapped advance of lanes to a time `until`, and what is recorded."""
+
+  def advance(lane: Lane, until):
+    def cond(lane):
+      return lane.stats.t < until
+
+    def body(lane):
+      stats = lane.stats
+      k_rule, k_reward = lane_lib.step_keys(lane.key, stats.t)
+      arm, rule_state = rule.select(k_rule, family, stats, lane.rule_state)
+      reward = family.sample(k_reward, lane.means[arm])
+      return lane._replace(stats=observe(family, stats, arm, reward),
+                           rule_state=rule_state)
+
+    lane = jax.lax.while_loop(cond, body, lane)
+    stats = lane.stats
+    t = jnp.maximum(stats.t, 1).astype(stats.mean.dtype)
+    w = stats.counts / t
+    best = jnp.argmax(lane.means)
+    return lane, (w, gamma(family, stats.mean, w), w[best])
+
+  return jax.jit(jax.vmap(advance, in_axes=(0, None)))
+
+
+def trace(key: jax.Array, family, means, rule, horizon: int, n_trials: int,
+          n_points: int = 40, progress: Optional[Callable] = None) -> Trace:
+  """Runs trials without stopping up to `horizon`, recording at log-spaced times
+  the allocation T_t/t, the empirical transport cost Gamma_t(T_t/t) (computed at
+  the projected sample means, as the rules see it) and the best arm's share.
+
+  Trial n uses the same key as trial n of `simulate` with the same key, so a
+  trace shows the trajectories that `simulate` stops.
+
+  Args:
+    key: PRNG key.
+    family: a `Family` or a built-in name.
+    means: [K] or [I, K] arm means.
+    rule: a `Rule` or a registered name.
+    horizon: last time recorded.
+    n_trials: trials per instance.
+    n_points: number of log-spaced recording times.
+    progress: optional callback(t, horizon) after each recording time.
+
+  Returns:
+    A `Trace` of numpy arrays.
+  """
+  inputs.refuse_traced("jbai.trace", "jbai.rollout", means=means, key=key)
+  family, rule, _ = inputs.resolve(family, rule, "gk16")
+  means_np = check_means(family, means)
+  table = means_np.reshape(-1, means_np.shape[-1])
+  n_inst, num_arms = table.shape
+  total = n_inst * int(n_trials)
+  dtype = jnp.zeros(()).dtype
+  config = Config(key=inputs.raw_key(key), means=jnp.asarray(table, dtype),
+                  n_trials=jnp.asarray(n_trials, jnp.int32),
+                  max_steps=jnp.asarray(horizon, jnp.int32), thr_params=None,
+                  rule_state=rule.init(num_arms))
+  memory_maps.relieve()  # before this trace's programs
+  lanes = jax.vmap(lambda i: lane_lib.start(family, rule, config, i, num_arms, 1, False))(
+      jnp.arange(total, dtype=jnp.int32))
+  advance = _advance_program(family, rule.program(), num_arms)
+  times = log_times(horizon, n_points)
+  props, gammas, shares = [], [], []
+  for t in times:
+    lanes, (w, g, share) = advance(lanes, jnp.asarray(t, jnp.int32))
+    props.append(np.asarray(w))
+    gammas.append(np.asarray(g))
+    shares.append(np.asarray(share))
+    if progress is not None:
+      progress(int(t), horizon)
+  lead = (n_inst, int(n_trials)) if means_np.ndim == 2 else (int(n_trials),)
+  return Trace(times=times,
+               proportions=np.stack(props, 1).reshape(lead + (len(times), num_arms)),
+               gamma_t=np.stack(gammas, 1).reshape(lead + (len(times),)),
+               top_share=np.stack(shares, 1).reshape(lead + (len(times),)))

@@ -1,0 +1,174 @@
+"""Experiments and their jobs: what a job is, its key, and how the two common kinds run.
+
+An `Experiment` is a name, a title, `jobs(config)` (the list of jobs its config
+asks for) and `report(config, records, out)` (files and claims from the records
+of those jobs). A job is a JSON dict with a `kind`; its key is the dict's
+canonical JSON, so that the same job asked for by two experiments runs once. An
+executor runs the jobs of one kind: `executor(job, progress) -> result`, a JSON
+dict of aggregates (means, confidence intervals, quantiles over trials), never
+the per-trial arrays.
+
+Two kinds are defined here: "simulate" (one call of `jbai.simulate`, several
+deltas at once) and "trace" (one call of `jbai.trace`); `EXECUTORS` maps them to
+their executors. The gradient experiments add theirs (see gradients.py).
+"""
+
+import json
+import math
+from typing import Callable, NamedTuple, Optional
+
+import numpy as np
+
+
+class Experiment(NamedTuple):
+  """One item of the reproduction: its jobs and its report."""
+
+  name: str
+  title: str
+  jobs: Callable[[dict], list]                 # config -> jobs
+  report: Callable[[dict, dict, str], list]    # (config, records, out) -> claims
+
+
+def job_key(job: dict) -> str:
+  """The canonical JSON of a job: its identity in the store."""
+  return json.dumps(job, sort_keys=True, separators=(",", ":"))
+
+
+def dtype_name() -> str:
+  """The default float dtype ("float32", or "float64" with x64): part of a job."""
+  import jax.numpy as jnp
+  return str(jnp.zeros(()).dtype)
+
+
+def rule_label(name: str, params: dict) -> str:
+  """'t3c(beta=0.3)', or 'tcb' for a rule without parameters."""
+  if not params:
+    return name
+  return f"{name}({', '.join(f'{k}={v}' for k, v in sorted(params.items()))})"
+
+
+def job_label(job: dict) -> str:
+  """A job in a few words, for the progress lines."""
+  if job["kind"] == "search":
+    return (f"{rule_label(job['rule'], job['rule_params'])} instance search, K={job['arms']}, "
+            f"{job['steps']} steps of {job['trials']} trials")
+  k = len(job["means"])
+  what = {"simulate": f"{job['trials']} trials", "gradient": f"{job['trials']} trials, scores",
+          "trace": f"trace {job['trials']}x{job.get('horizon')}"}[job["kind"]]
+  return f"{rule_label(job['rule'], job['rule_params'])} {job['family']} K={k} {what}"
+
+
+def result_of(records: dict, job: dict) -> Optional[dict]:
+  """The stored result of `job`, or None when it has not run (or was skipped)."""
+  rec = records.get(job_key(job))
+  return None if rec is None else rec["result"]
+
+
+def finished(records: dict, plan: list) -> list:
+  """[(*entry, result)] for each entry (..., job) of `plan` whose job has a
+  result, in order (the others have not run, or could not)."""
+  out = []
+  for *head, job in plan:
+    res = result_of(records, job)
+    if res is not None:
+      out.append((*head, res))
+  return out
+
+
+def lanes_for(trials: int) -> int:
+  """Pool size for `trials` trials: about 8 trials per lane, 8 to 256 lanes.
+
+  Stopping times are heavy tailed; with several trials per lane the pool recycles
+  lanes and keeps them busy, and a few dozen lanes vectorise the step. The results
+  do not depend on it (a trial is a function of the key and its index).
+  """
+  return int(min(trials, 256, max(8, trials // 8)))
+
+
+# ---------------------------------------------------------------- simulate
+
+def simulate_job(family: str, means, rule: str, rule_params: dict, delta, trials: int,
+                 threshold: str, max_steps: int, seed: int) -> dict:
+  """The job of one `jbai.simulate` call (delta: a list of levels)."""
+  return {"kind": "simulate", "family": family, "means": [float(m) for m in means],
+          "rule": rule, "rule_params": dict(rule_params),
+          "delta": [float(d) for d in np.atleast_1d(delta)], "trials": int(trials),
+          "threshold": threshold, "max_steps": int(max_steps), "seed": int(seed),
+          "dtype": dtype_name()}
+
+
+def _simulation_summary(res, deltas) -> dict:
+  tau = np.asarray(res.tau, float).reshape(res.tau.shape[0], -1)  # [n, D]
+  per_delta = []
+  for d, s in enumerate(res.summary):
+    col = tau[:, d]
+    per_delta.append({
+        "delta": float(deltas[d]), "mean_tau": s["mean_tau"], "tau_ci95": s["tau_ci95"],
+        "std_tau": float(np.std(col, ddof=1)) if len(col) > 1 else float("nan"),
+        "median_tau": s["median_tau"], "max_tau": s["max_tau"],
+        "error_rate": s["error_rate"], "error_ci95": s["error_ci95"],
+        "wrong": s["wrong"], "hit_cap": s["hit_cap"], "t_star": s["t_star"],
+        "ratio": s["ratio"]})
+  return {"per_delta": per_delta, "trials": int(tau.shape[0]),
+          "wall_seconds": res.stats.get("wall_seconds"),
+          "compile_seconds": res.stats.get("compile_seconds"),
+          "utilisation": res.stats.get("utilisation"),
+          "useful_steps": res.stats.get("useful_steps")}
+
+
+def run_simulate(job: dict, progress) -> dict:
+  """Runs a "simulate" job: per delta, the summary of `jbai.simulate`."""
+  import jax
+  from jbai.families import get as get_family
+  from jbai.host.simulate import simulate
+  from jbai.rules import get as get_rule
+  res = simulate(jax.random.key(job["seed"]), get_family(job["family"]), job["means"],
+                 get_rule(job["rule"], **job["rule_params"]), job["delta"], job["trials"],
+                 threshold=job["threshold"], max_steps=job["max_steps"],
+                 lanes=lanes_for(job["trials"]),
+                 progress=lambda done, total, *_: progress.update(done, total, "trials"))
+  return _simulation_summary(res, job["delta"])
+
+
+# ---------------------------------------------------------------- trace
+
+def trace_job(family: str, means, rule: str, trials: int, horizon: int, points: int,
+              seed: int) -> dict:
+  """The job of one `jbai.trace` call."""
+  return {"kind": "trace", "family": family, "means": [float(m) for m in means],
+          "rule": rule, "rule_params": {}, "trials": int(trials),
+          "horizon": int(horizon), "points": int(points), "seed": int(seed),
+          "dtype": dtype_name()}
+
+
+def _quantiles(x: np.ndarray, axis: int = 0) -> dict:
+  q = np.quantile(x, [0.1, 0.5, 0.9], axis=axis)
+  return {"q10": q[0].tolist(), "q50": q[1].tolist(), "q90": q[2].tolist()}
+
+
+def _trace_summary(tr) -> dict:
+  g = np.asarray(tr.gamma_t, float)       # [n, P]
+  s = np.asarray(tr.top_share, float)     # [n, P]
+  p = np.asarray(tr.proportions, float)   # [n, P, K]
+  n = g.shape[0]
+  se = lambda x: (np.std(x, axis=0, ddof=1) / math.sqrt(n)).tolist() if n > 1 else None
+  return {"times": [int(t) for t in tr.times], "trials": int(n),
+          "gamma": {"mean": g.mean(0).tolist(), "se": se(g), **_quantiles(g)},
+          "share": {"mean": s.mean(0).tolist(), "se": se(s), **_quantiles(s)},
+          "proportions_mean": p.mean(0).tolist()}
+
+
+def run_trace(job: dict, progress) -> dict:
+  """Runs a "trace" job: Gamma_t(T_t/t), the best arm's share and the
+  proportions at the recording times, averaged over trials."""
+  import jax
+  from jbai.families import get as get_family
+  from jbai.host.trace import trace
+  from jbai.rules import get as get_rule
+  tr = trace(jax.random.key(job["seed"]), get_family(job["family"]), job["means"],
+             get_rule(job["rule"], **job["rule_params"]), job["horizon"], job["trials"],
+             n_points=job["points"], progress=lambda t, h: progress.update(t, h, "steps"))
+  return _trace_summary(tr)
+
+
+EXECUTORS = {"simulate": run_simulate, "trace": run_trace}

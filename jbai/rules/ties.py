@@ -1,0 +1,100 @@
+"""Maxima up to rounding, and the arg-max helpers that break ties among them.
+
+Arms with equal statistics tie. Values within TIE_ULPS units of roundoff of the
+maximum count as maxima (`maxima`), never only those equal to it: XLA may round
+two copies of one expression differently, and an exact comparison would then make
+a trial depend on the program it runs in (docs/design/ties.md).
+
+  maxima(values)                  [K] bool, the maxima up to rounding
+  first_index(mask), lowest(mask) the lowest index where a mask holds
+  first_max(values)               the lowest index of a maximum
+  argmax_ties(u, values)          a maximum chosen by one uniform u (floor(u n)-th of n)
+  argmax_random_ties(key, values) the same with u drawn from key
+  argmin_random_ties(key, values) a minimum, ties at random
+  argmax_random(key, values)      a maximum, ties by the largest of K uniforms
+
+Every helper is written with plain max / min reductions where it can: on CPU they
+are cheaper under vmap than jnp.argmax and cumsum (docs/design/ties.md).
+"""
+
+import jax
+import jax.numpy as jnp
+
+TIE_ULPS = 64  # values within this many units of roundoff of the maximum tie with it
+
+
+def maxima(values: jax.Array) -> jax.Array:
+  """[K] bool: the maxima of `values` [K] up to rounding, those within TIE_ULPS
+  units of roundoff (relative) of the maximum (exactly the maxima for integer
+  and boolean values, and where the maximum is infinite).
+
+  The tolerance is far above the differences between XLA's copies of one
+  expression and far below any that a rule's statistics resolve
+  (docs/design/ties.md).
+  """
+  top = jnp.max(values)
+  if not jnp.issubdtype(values.dtype, jnp.inexact):  # exact values: exact ties
+    return values >= top
+  slack = TIE_ULPS * jnp.finfo(values.dtype).eps * jnp.abs(top)
+  return values >= top - jnp.where(jnp.isinf(top), 0, slack)
+
+
+def first_index(mask: jax.Array) -> jax.Array:
+  """[] int32 lowest index where `mask` [K] holds, K where it holds nowhere
+  (one plain min-reduction)."""
+  num = mask.shape[-1]
+  return jnp.min(jnp.where(mask, jnp.arange(num, dtype=jnp.int32), num))
+
+
+def lowest(mask: jax.Array) -> jax.Array:
+  """[] int32 lowest index where `mask` [K] holds, kept in range: K - 1 where
+  it holds nowhere (which `maxima`'s tolerance leaves to values whose copies
+  differ by more than it, under catastrophic cancellation)."""
+  return jnp.minimum(first_index(mask), mask.shape[-1] - 1)
+
+
+def first_max(values: jax.Array) -> jax.Array:
+  """[] int32 lowest index of a maximum of `values` [K], with plain reductions
+  (cheaper on CPU than jnp.argmax).
+
+  For values without structural ties (posterior draws, Gumbel-perturbed
+  masses) the comparison is exact. Where XLA:CPU's copies of the values
+  disagree so that none reaches the maximum (see `maxima`), it is the lowest
+  index of the maxima up to rounding instead.
+  """
+  exact = first_index(values >= jnp.max(values))  # K where no copy reaches the max
+  return jnp.where(exact < values.shape[-1], exact, lowest(maxima(values)))
+
+
+def argmax_ties(u: jax.Array, values: jax.Array) -> jax.Array:
+  """Index of a maximum of `values` (up to rounding: `maxima`), ties broken
+  uniformly by one uniform u in [0, 1).
+
+  Among the n maxima (in index order) it returns the floor(u * n)-th, so a single
+  random number serves any number of ties.
+  """
+  is_max = maxima(values)
+  rank = jnp.floor(u * jnp.sum(is_max)).astype(jnp.int32)
+  return lowest(is_max & (jnp.cumsum(is_max) > rank))
+
+
+def argmax_random_ties(key: jax.Array, values: jax.Array) -> jax.Array:
+  """Index of a maximum of `values`, ties broken uniformly at random."""
+  return argmax_ties(jax.random.uniform(key), values)
+
+
+def argmin_random_ties(key: jax.Array, values: jax.Array) -> jax.Array:
+  """Index of a minimum of `values`, ties broken uniformly at random."""
+  return argmax_ties(jax.random.uniform(key), -values)
+
+
+def argmax_random(key: jax.Array, values: jax.Array) -> jax.Array:
+  """[] int32 index of a maximum of `values` [K] (up to rounding: `maxima`),
+  ties broken uniformly at random.
+
+  Among the maxima it takes the one with the largest of K uniforms: plain max /
+  min reductions, with no cumsum (docs/design/ties.md). The top-two rules use it.
+  """
+  u = jax.random.uniform(key, values.shape, jnp.result_type(float))
+  w = jnp.where(maxima(values), u, -1)
+  return lowest(w >= jnp.max(w))

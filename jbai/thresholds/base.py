@@ -1,0 +1,118 @@
+"""The stopping-threshold interface, and which threshold applies to which family.
+
+A threshold beta_t(delta) of the GLLR stopping rule (the paper's eq. stop) is a
+NamedTuple of two pure functions:
+
+  init(delta, num_arms) -> params      delta: [D] confidence levels; params: pytree
+  value(params, family, arm_stats, top, ch) -> [D]   beta_t(delta) for each delta
+
+`init` runs once per simulation (inside jit), so that work depending on delta
+alone (a calibration function, say) is not repeated every step. The engine stops a
+trial for level delta_d at the first t with Lambda_t(top, ch) > value[d].
+
+Whether a threshold is proven for a family is decided by `refusal` and checked at
+the Python boundary by `check`, which raises ValueError when it is not.
+"""
+
+import math
+from typing import Any, Callable, NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+from jax.typing import ArrayLike
+
+from jbai.builders import fields_equal
+from jbai.families.base import Family
+
+# Thresholds in the order they are suggested when one does not apply: proven
+# ones first, the heuristic last.
+PREFERRED = ("kk", "paper", "gk16")
+
+
+class Threshold(NamedTuple):
+  name: str
+  init: Callable[[jax.Array, int], Any]
+  value: Callable[..., jax.Array]
+  params: tuple = ()
+
+  def __repr__(self):
+    return f"{self.name}({', '.join(f'{k}={v}' for k, v in self.params)})"
+
+  def __hash__(self):
+    return hash((self.name, self.params))
+
+  def __eq__(self, other):
+    # Equal fields, the functions the same objects (jbai.builders).
+    return isinstance(other, Threshold) and fields_equal(self, other)
+
+  def __ne__(self, other):
+    return not self == other
+
+
+def float_delta(delta: ArrayLike) -> jax.Array:
+  """delta as a float array (ints and Python floats promoted)."""
+  delta = jnp.asarray(delta)
+  if not jnp.issubdtype(delta.dtype, jnp.floating):
+    delta = delta * 1.0
+  return delta
+
+
+def _reason(name: str, family: Family) -> Optional[str]:
+  """`refusal` for the threshold of this name."""
+  if name == "paper":
+    curvature = family.curvature
+    if curvature is None or not curvature > 0:
+      return (f"threshold 'paper' does not apply to the {family.name!r} family: it "
+              "needs Assumption 7 (-d^2/dm^2 log pi(x|m) >= sigma^2 > 0), and the "
+              f"family's curvature is {curvature!r}")
+    if not math.isfinite(family.hi - family.lo):
+      return (f"threshold 'paper' needs a bounded Theta; the {family.name!r} family "
+              f"has Theta = [{family.lo}, {family.hi}]")
+  elif name == "kk" and not family.exponential:
+    return (f"threshold 'kk' is proven for one-parameter exponential families, and "
+            f"the {family.name!r} family is not one (family.exponential is False)")
+  return None
+
+
+def refusal(threshold: Threshold, family: Family) -> Optional[str]:
+  """Why a threshold does not apply to a family, or None when it does.
+
+  * `paper` needs the family's Assumption 7 constant (`family.curvature`;
+    Poisson, exponential and, by default, Weibull rewards have none) and a
+    bounded Theta.
+  * `kk` is proven for one-parameter exponential families in some sufficient
+    statistic (`family.exponential`: every family built with
+    `jbai.families.exponential_family`, and `weibull`, exponential in x^k).
+  * `gk16` (a heuristic) and thresholds unknown to this module apply to every
+    family.
+
+  Args:
+    threshold: the stopping threshold.
+    family: the reward family.
+
+  Returns:
+    A one-line reason naming the threshold and the family, or None.
+  """
+  return _reason(threshold.name, family)
+
+
+def check(threshold: Threshold, family: Family) -> None:
+  """Checks at the Python boundary that a threshold applies to a family.
+
+  See `refusal` for the conditions.
+
+  Args:
+    threshold: the stopping threshold.
+    family: the reward family.
+
+  Returns:
+    None.
+
+  Raises:
+    ValueError: naming the threshold, the family and the thresholds that apply
+      to it, when this one does not.
+  """
+  reason = refusal(threshold, family)
+  if reason is not None:
+    usable = [name for name in PREFERRED if _reason(name, family) is None]
+    raise ValueError(f"{reason}; use threshold {' or '.join(map(repr, usable))}")

@@ -1,0 +1,93 @@
+"""The boundary with a user's code: a rule of their own, calls under jax
+transformations, and results as pytrees."""
+
+from typing import Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jbai
+
+
+class RoundRobin(NamedTuple):
+  """A user's rule as the docs describe it: a NamedTuple of two pure functions."""
+
+  init: Callable
+  select: Callable
+
+
+def round_robin() -> RoundRobin:
+  return RoundRobin(init=lambda num_arms: (),
+                    select=lambda key, family, stats, state: (
+                        (stats.t % stats.counts.shape[-1]).astype(jnp.int32), state))
+
+
+def test_a_users_rule_runs_in_simulate_and_rollout():
+  rule = round_robin()
+  res = jbai.simulate(jax.random.key(0), "gaussian", [1.0, 0.0, -0.5], rule, 0.1, 12,
+                      lanes=4)
+  core = jbai.rollout(jax.random.key(0), "gaussian", [1.0, 0.0, -0.5], rule, 0.1, 12,
+                      lanes=4, scores=False)
+  np.testing.assert_array_equal(res.tau, np.asarray(core.tau))
+  # round robin: the counts differ by at most one
+  assert np.all(res.counts.max(-1) - res.counts.min(-1) <= 1)
+  assert res.summary[0]["trials"] == 12
+
+
+def test_a_users_rule_is_the_same_program_every_call():
+  from jbai.core import inputs
+  rule = round_robin()
+  assert inputs.as_rule(rule) == inputs.as_rule(rule)
+  assert inputs.as_rule(rule) != inputs.as_rule(round_robin())  # other functions
+
+
+def test_not_a_rule_is_refused_by_name():
+  with pytest.raises(TypeError, match="init.*select"):
+    jbai.simulate(jax.random.key(0), "gaussian", [1.0, 0.0], object(), 0.1, 4)
+
+
+@pytest.mark.parametrize("call", ["simulate", "trace"])
+def test_host_functions_under_jit_name_the_pure_one(call):
+  def f(means):
+    if call == "simulate":
+      return jbai.simulate(jax.random.key(0), "gaussian", means, "tcb", 0.1, 4).tau
+    return jbai.trace(jax.random.key(0), "gaussian", means, "tcb", 20, 2).gamma_t
+
+  with pytest.raises(TypeError, match=r"jbai\.rollout"):
+    jax.jit(f)(jnp.array([1.0, 0.0]))
+  with pytest.raises(TypeError, match=r"traced 'means'"):
+    jax.vmap(f)(jnp.array([[1.0, 0.0], [0.5, 0.0]]))
+
+
+def test_result_is_a_pytree_of_arrays_with_its_summary_apart():
+  res = jbai.simulate(jax.random.key(1), "bernoulli", [0.8, 0.4], "tcb", [0.1, 0.01], 10,
+                      threshold="kk", lanes=4)
+  leaves = jax.tree.leaves(res)
+  assert leaves and all(isinstance(x, np.ndarray) for x in leaves)
+  shapes = jax.tree.map(np.shape, res)
+  assert shapes.tau == (10, 2) and shapes.counts == (10, 2)
+  doubled = jax.tree.map(lambda x: 2 * x, res)
+  np.testing.assert_array_equal(doubled.tau, 2 * res.tau)
+  assert doubled.summary is res.summary and doubled.stats is res.stats
+  assert res.trials.tau is res.tau
+
+
+def test_optimal_allocation_runs_under_jit_and_grad():
+  fam = jbai.families.gaussian()
+  means = jnp.array([1.2, 1.0, 0.7])
+  w, gam, _ = jbai.oracle.optimal_allocation(fam, means, method="exact")
+  w_jit, gam_jit, _ = jax.jit(
+      lambda m: jbai.oracle.optimal_allocation(fam, m, method="exact"))(means)
+  np.testing.assert_allclose(w_jit, w, rtol=1e-6)
+  np.testing.assert_allclose(gam_jit, gam, rtol=1e-6)
+  grad = jax.grad(lambda m: jbai.oracle.optimal_allocation(fam, m, method="exact")[1])(means)
+  np.testing.assert_allclose(
+      grad, jax.grad(lambda m: jbai.oracle.exact_solve(fam, m)[1])(means), rtol=1e-6)
+
+
+def test_beta_optimal_allocation_under_jit_names_the_pure_one():
+  fam = jbai.families.gaussian()
+  with pytest.raises(TypeError, match="exact_beta_solve"):
+    jax.jit(lambda b: jbai.oracle.beta_optimal_allocation(fam, [1.0, 0.5], b)[1])(0.5)

@@ -1,0 +1,60 @@
+"""Files and progress lines on the host (jbai/host/io.py): atomic writes, the
+JSON-lines store, the progress bar. The store's behaviour after a kill is also
+tested through its callers (tests/test_cli.py, tests/test_reproduce.py)."""
+
+import io
+import json
+import os
+
+import pytest
+
+from jbai.host.io import JsonLines, Progress, atomic_write, write_csv, write_json
+
+
+def test_an_interrupted_write_leaves_the_old_file_and_no_temporary(tmp_path):
+  path = str(tmp_path / "out.json")
+  write_json(path, {"x": 1})
+
+  def fail(f):
+    f.write('{"x": ')
+    raise RuntimeError("killed mid-write")
+
+  with pytest.raises(RuntimeError):
+    atomic_write(path, fail)
+  assert json.loads(open(path).read()) == {"x": 1}
+  assert os.listdir(tmp_path) == ["out.json"]
+
+
+def test_csv_floats_carry_ten_significant_digits(tmp_path):
+  path = str(tmp_path / "t.csv")
+  write_csv(path, ["a", "b"], [[1 / 3, "x"], [2, 0.5]])
+  assert open(path, newline="").read() == "a,b\r\n0.3333333333,x\r\n2,0.5\r\n"
+
+
+def test_json_lines_keeps_the_last_record_of_each_name(tmp_path):
+  path = str(tmp_path / "log.jsonl")
+  store = JsonLines(path, key="run", fsync=False)
+  store.add({"run": "a", "n": 1})
+  store.add({"run": "a", "n": 2})
+  with open(path, "a") as f:
+    f.write('[1, 2]\n{"no": "name"}\n')  # not records: skipped
+  seen = []
+  again = JsonLines(path, key="run", check=seen.append)
+  assert again.get("a") == {"run": "a", "n": 2} and again.loaded == 2 and len(seen) == 2
+  assert JsonLines(None).get("a") is None
+
+
+def test_progress_over_one_task_and_over_a_sequence():
+  stream = io.StringIO()
+  bar = Progress("tcb", stream=stream, live=True)
+  bar(5, 10)
+  assert stream.getvalue().startswith("\rtcb [" + "#" * 15 + " " * 15 + "] 5/10 ")
+  bar(10, 10)  # the line ends when the task completes
+  assert stream.getvalue().endswith("s\n") and not bar.open
+  stream = io.StringIO()  # not a terminal: one line per finished task, no bar
+  jobs = Progress(stream=stream, tasks=2)
+  jobs.begin("first job")
+  jobs.update(3, 4, "trials")
+  jobs.end("done")
+  assert stream.getvalue().startswith("[1/2] first job done (")
+  assert stream.getvalue().count("\n") == 1
