@@ -1,15 +1,22 @@
 """Step cost of every sampling rule, against TCB in the same process.
 
-For each instance (Gaussian and Bernoulli, K = 5 and K = 20) and each registered
-rule, runs `jbai.simulate` (float32, default device) at delta = 1e-8 with the gk16
-threshold, after a one-step run that compiles the program, and prints:
+For each instance (Gaussian and Bernoulli, K = 5 and K = 20, and the K = 4
+instances of Garivier & Kaufmann 2016) and each registered rule, runs
+`jbai.simulate` (float32, default device) at delta = 1e-8 (--delta) with the gk16
+threshold, after a one-step run that compiles the program, once per trial count
+in --trials (by default 256 and 4,096, each on its default pool of lanes,
+`jbai.core.pool.default_lanes`, unless --lanes fixes it), and prints, per trial
+count:
 
   * useful trial-steps per second (steps that advanced a trial, over the wall time
     of the chunks after the first one of each program);
   * the ratio of TCB's steps per second to the rule's (how many TCB steps one step
     of the rule costs);
   * the seconds of the compiling run;
-  * the trials finished and the trials at the cap.
+  * the trials finished and the trials at the cap;
+
+and, with several trial counts, the steps per second at the largest count over
+those at the smallest (1: a step costs the same at any pool width).
 
 A rule whose run outlasts --budget seconds is stopped there (between chunks) and
 its figure comes from the chunks run so far, marked "partial".
@@ -20,7 +27,8 @@ package's Track-and-Stop (D-tracking, its "practice" stopping rule, which is
 gk16) on the Bernoulli K = 5 instance in a subprocess, and prints its steps per
 second and jbai's TaS-D ratio to it.
 
-Usage: python benchmarks/rules.py [--trials 256] [--lanes 32] [--budget 60]
+Usage: python benchmarks/rules.py [--trials 256,4096] [--lanes 32] [--budget 60]
+                                  [--delta 1e-8]
                                   [--rules tcb,ttts] [--instances bernoulli-5]
                                   [--best-arm-python /path/to/python]
 """
@@ -41,6 +49,8 @@ INSTANCES = {
     "bernoulli-5": ("bernoulli", [0.8, 0.5, 0.3, 0.29, 0.06]),
     "gaussian-20": ("gaussian", [1.2] + np.round(np.linspace(1.0, 0.0, 19), 4).tolist()),
     "bernoulli-20": ("bernoulli", [0.8] + np.round(np.linspace(0.6, 0.05, 19), 4).tolist()),
+    "bernoulli-gk": ("bernoulli", [0.5, 0.45, 0.43, 0.4]),
+    "gaussian-gk": ("gaussian", [1.0, 0.85, 0.8, 0.7]),
 }
 
 
@@ -93,32 +103,37 @@ class Meter:
       raise Budget
 
 
-def measure(family, means, rule, trials, lanes, max_steps, chunk, budget_s):
-  """(steps per second, compile seconds, finished trials, trials at the cap, partial)."""
+def measure(family, means, rule, delta, trials, lanes, max_steps, chunk, budget_s):
+  """(steps per second, compile seconds, finished trials, trials at the cap, partial,
+  lanes) of `trials` trials on a pool of `lanes` lanes (None: the default pool)."""
+  lanes = lanes or jbai.core.pool.default_lanes(trials)
   t0 = time.perf_counter()
-  jbai.simulate(jax.random.key(0), family, means, rule, DELTA, lanes, max_steps=1,
+  jbai.simulate(jax.random.key(0), family, means, rule, delta, lanes, max_steps=1,
                 lanes=lanes, chunk=chunk, shrink=None)
   compile_s = time.perf_counter() - t0
   meter = Meter(budget_s)
   try:
-    res = jbai.simulate(jax.random.key(0), family, means, rule, DELTA, trials,
+    res = jbai.simulate(jax.random.key(0), family, means, rule, delta, trials,
                         max_steps=max_steps, lanes=lanes, chunk=chunk, shrink=None,
                         progress=meter)
   except Budget:
     (t_a, u_a, _), (t_b, u_b, done) = meter.marks[0], meter.marks[-1]
-    return (u_b - u_a) / (t_b - t_a), compile_s, done, None, True
+    return (u_b - u_a) / (t_b - t_a), compile_s, done, None, True, lanes
   st = res.stats
   return (st["timed_useful_steps"] / st["wall_seconds"], compile_s, trials,
-          int(res.hit_cap.sum()), False)
+          int(res.hit_cap.sum()), False, lanes)
 
 
 def main():
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  parser.add_argument("--trials", type=int, default=256)
-  parser.add_argument("--lanes", type=int, default=32)
+  parser.add_argument("--trials", default="256,4096",
+                      help="trial counts, comma-separated: one run of each")
+  parser.add_argument("--lanes", type=int, default=None,
+                      help="lanes of every run (default: the default pool of its trial count)")
+  parser.add_argument("--delta", type=float, default=DELTA)
   parser.add_argument("--max-steps", type=int, default=200_000)
   parser.add_argument("--chunk", type=int, default=256)
-  parser.add_argument("--budget", type=float, default=60.0, help="seconds per rule and instance")
+  parser.add_argument("--budget", type=float, default=60.0, help="seconds per run")
   parser.add_argument("--rules", default=",".join(jbai.rules.RULES))
   parser.add_argument("--instances", default=",".join(INSTANCES))
   parser.add_argument("--best-arm-python", default=None,
@@ -127,42 +142,51 @@ def main():
   rules = [r for r in args.rules.split(",") if r]
   if "tcb" not in rules:
     rules.insert(0, "tcb")
+  counts = [int(n) for n in args.trials.split(",") if n]
   rates = {}
-  print(f"device {jax.devices()[0].platform}, float32, delta = {DELTA:g}, gk16, "
-        f"{args.trials} trials, {args.lanes} lanes, cap {args.max_steps} steps")
+  pools = ", ".join(f"{n} trials on {args.lanes or jbai.core.pool.default_lanes(n)} lanes"
+                    for n in counts)
+  print(f"device {jax.devices()[0].platform}, float32, delta = {args.delta:g}, gk16, "
+        f"{pools}, cap {args.max_steps} steps, chunk {args.chunk}, "
+        f"budget {args.budget:g} s per run")
   for name in args.instances.split(","):
     family, means = INSTANCES[name]
     print(f"\n{name}: {family} {means}")
-    print(f"{'rule':<12} {'steps/s':>10} {'x TCB cost':>10} {'compile s':>10} "
-          f"{'trials':>7} {'at cap':>7}")
-    tcb_rate = None
+    print(f"{'rule':<12} {'trials':>6} {'lanes':>5} {'steps/s':>10} {'x TCB cost':>10} "
+          f"{'compile s':>10} {'done':>6} {'at cap':>6}")
     for rule in rules:
-      rate, compile_s, done, capped, partial = measure(
-          family, means, rule, args.trials, args.lanes, args.max_steps, args.chunk,
-          args.budget)
-      tcb_rate = rate if rule == "tcb" else tcb_rate
-      rates[name, rule] = rate
-      note = "  partial: budget hit" if partial else ""
-      print(f"{rule:<12} {rate:>10.3g} {tcb_rate / rate:>10.2f} {compile_s:>10.2f} "
-            f"{done:>7} {'-' if capped is None else capped:>7}{note}", flush=True)
-  compare_best_arm(args, rates)
+      for n in counts:
+        rate, compile_s, done, capped, partial, lanes = measure(
+            family, means, rule, args.delta, n, args.lanes, args.max_steps, args.chunk,
+            args.budget)
+        rates[name, rule, n] = rate
+        note = "  partial: budget hit" if partial else ""
+        print(f"{rule:<12} {n:>6} {lanes:>5} {rate:>10.3g} "
+              f"{rates[name, 'tcb', n] / rate:>10.2f} {compile_s:>10.2f} "
+              f"{done:>6} {'-' if capped is None else capped:>6}{note}", flush=True)
+      if len(counts) > 1:
+        print(f"{rule:<12} steps/s at {counts[-1]} over {counts[0]} trials: "
+              f"{rates[name, rule, counts[-1]] / rates[name, rule, counts[0]]:.2f}",
+              flush=True)
+  compare_best_arm(args, rates, counts[0])
 
 
-def compare_best_arm(args, rates):
+def compare_best_arm(args, rates, n):
   """The best-arm package's Track-and-Stop against jbai's TaS-D on bernoulli-5."""
-  print("\nbest-arm (PyPI) Track-and-Stop, D-tracking, bernoulli-5, gk16 (its 'practice'):")
+  print(f"\nbest-arm (PyPI) Track-and-Stop, D-tracking, bernoulli-5, gk16 (its 'practice'), "
+        f"jbai at {n} trials, delta = {DELTA:g}:")
   if not args.best_arm_python:
     print("  not run; to run it: python3 -m venv /work/venv-bestarm && "
           "/work/venv-bestarm/bin/pip install best-arm, then\n"
           "  python benchmarks/rules.py --rules tcb,tas-d --instances bernoulli-5 "
           "--best-arm-python /work/venv-bestarm/bin/python")
     return
-  if ("bernoulli-5", "tas-d") not in rates:
+  if ("bernoulli-5", "tas-d", n) not in rates:
     family, means = INSTANCES["bernoulli-5"]
-    rates["bernoulli-5", "tas-d"] = measure(family, means, "tas-d", args.trials, args.lanes,
-                                            args.max_steps, args.chunk, args.budget)[0]
+    rates["bernoulli-5", "tas-d", n] = measure(family, means, "tas-d", DELTA, n, args.lanes,
+                                               args.max_steps, args.chunk, args.budget)[0]
   theirs = best_arm_rate(args.best_arm_python, min(args.budget, 30.0))
-  ours = rates["bernoulli-5", "tas-d"]
+  ours = rates["bernoulli-5", "tas-d", n]
   print(f"  best-arm {theirs['steps_per_second']:.3g} steps/s ({theirs['trials']} trials); "
         f"jbai tas-d {ours:.3g} steps/s: {ours / theirs['steps_per_second']:.0f}x")
 

@@ -2,14 +2,14 @@
 
 For each case (family, means, rule, delta) and each input (every arm's mean, and
 beta for a top-two rule), the likelihood-ratio gradient of E[tau] and of P(error)
-from `jbai.estimate` is compared with the central difference of
+from `jbai.estimate` (its default causal estimator, or --estimator score) is compared with the central difference of
 `jbai.finite_difference` (both estimates with their standard errors, from
 independent keys). Prints one row per comparison: z = (LR - FD) / sqrt(se_LR^2 +
 se_FD^2), and the Bonferroni bound on |z| for all comparisons to hold jointly at
 99%. Where no trial ends in error, both P(error) gradients are exactly 0 (z = 0) and
 the row is left out of the count. tests/test_estimate.py runs it (marked slow).
 
-  python experiments/gradient_check.py [--trials 20000]
+  python experiments/gradient_check.py [--trials 20000] [--estimator causal]
 """
 
 import math
@@ -30,7 +30,8 @@ DELTAS = [0.1, 1e-3]
 LEVEL = 0.99
 
 
-def comparisons(trials: int = 20_000, cases=CASES, deltas=DELTAS, seed: int = 0) -> list:
+def comparisons(trials: int = 20_000, cases=CASES, deltas=DELTAS, seed: int = 0,
+                estimator: str = "causal") -> list:
   """One row per (case, input, quantity, delta): the two estimates and z."""
   rows = []
   for c, (family, means, rule_name, beta, h) in enumerate(cases):
@@ -38,7 +39,8 @@ def comparisons(trials: int = 20_000, cases=CASES, deltas=DELTAS, seed: int = 0)
     rule = jbai.rules.get(rule_name) if beta is None else jbai.rules.get(rule_name, beta=beta)
     params = {} if beta is None else {"beta": beta}
     key = jax.random.key(seed + 100 * c)
-    est = jbai.estimate(key, family, means, rule, deltas, trials, params=params)
+    est = jbai.estimate(key, family, means, rule, deltas, trials, params=params,
+                        estimator=estimator)
     inputs = [("beta", "beta")] if beta is not None else [(f"mu_{i}", i)
                                                          for i in range(len(means))]
     for label, wrt in inputs:
@@ -79,12 +81,13 @@ if __name__ == "__main__":
 
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--trials", type=int, default=20_000)
+  parser.add_argument("--estimator", default="causal", choices=["causal", "score"])
   args = parser.parse_args()
   jbai.enable_compilation_cache()
-  rows = comparisons(args.trials)
+  rows = comparisons(args.trials, estimator=args.estimator)
   n = informative(rows)
   bound = bonferroni(n)
-  print(f"{args.trials} trials per estimate; |z| <= {bound:.2f} for all {n} comparisons "
+  print(f"{args.estimator} estimator, {args.trials} trials per estimate; |z| <= {bound:.2f} for all {n} comparisons "
         f"with errors seen jointly at {LEVEL:.0%} (z = 0: no trial ended in error)")
   print(f"| family | rule | delta | d/d | quantity | LR (se) | FD, CRN (se) | z |")
   print("|---|---|---|---|---|---|---|---|")

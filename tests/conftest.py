@@ -43,6 +43,13 @@ def _bounded_memory_maps():
 # @pytest.mark.slow.
 SLOW = (
     "tests/test_tcb.py::test_allocation_converges_to_w_star",
+    "tests/test_oracle.py::test_values_and_gradients_are_finite_at_the_edges_of_theta[means1",
+    "tests/test_oracle.py::test_values_and_gradients_are_finite_at_the_edges_of_theta[means2",
+    "tests/test_oracle.py::test_values_and_gradients_are_finite_at_the_edges_of_theta[means5",
+    "tests/test_oracle.py::test_values_and_gradients_are_finite_at_the_edges_of_theta[means6",
+    "tests/test_estimate.py::test_cli_grad_in_beta_and_eps_with_each_estimator",
+    "tests/test_estimate.py::test_the_causal_estimator_agrees_with_the_score_estimator_with_less_variance[bernoulli",
+    "tests/test_estimate.py::test_gradient_of_the_error_after_a_fixed_budget_is_exact",
     "tests/test_memory_maps.py::test_relieve_frees_compiled_programs_above_the_fraction",
     "tests/test_tcb.py::test_delta_pac_with_the_kk_threshold[family0-means0-itcb]",
     "tests/test_tcb.py::test_delta_pac_with_the_kk_threshold[family1",

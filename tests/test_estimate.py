@@ -49,7 +49,13 @@ def test_gradient_of_the_error_after_a_fixed_budget_is_exact():
   exact_err = 1 - norm.cdf(z)
   slope = norm.pdf(z) * math.sqrt(n) / 2
   assert np.all(np.asarray(est.trials.tau) == n)
-  np.testing.assert_array_equal(est.grad_mean_tau["means"], 0.0)
+  # tau = n: the causal score sum_{t < n} S_t = (n - 1) S_n - sum_s s s_s lies in the
+  # span of the control variates (phi = 1, t), so the regression removes it up to
+  # rounding; the whole-score estimator's leave-one-out baseline gives 0 exactly.
+  np.testing.assert_allclose(est.grad_mean_tau["means"], 0.0, atol=1e-6)
+  score = jbai.estimate(jax.random.key(7), "gaussian", means, "uniform", 0.5, 64,
+                        threshold=budget(n), estimator="score")
+  np.testing.assert_array_equal(score.grad_mean_tau["means"], 0.0)
   zq = z_value(0.99, 3)  # 99% jointly over the three comparisons below
   assert abs(est.error_rate - exact_err) < zq * est.error_rate_se
   g, se = est.grad_error_rate["means"], est.grad_error_rate_se["means"]
@@ -140,3 +146,98 @@ def test_likelihood_ratio_agrees_with_finite_differences_on_every_case():
   assert not bad, bad
   # the comparisons have power: the LR standard errors are small against the values
   assert sum(r["lr_se"] < 0.25 * abs(r["lr"]) for r in rows if r["quantity"] == "E[tau]") >= 6
+
+
+def test_causal_records_follow_the_summation_by_parts_identities():
+  """The lane's causal records, against the identities they rest on: with S the
+  score at tau and W = sum_{s < tau} s s_s (the control variate of phi = t),
+  sum_{t < tau} S_t = (tau - 1) S - W, and the control variate of phi = 1 is S."""
+  res = jbai.rollout(jax.random.key(3), "bernoulli", [0.7, 0.5, 0.4], jbai.rules.t3c(beta=0.5),
+                     [0.1, 1e-3], 200)
+  tau = np.asarray(res.tau, np.float64)
+  for score, causal, cv, extra in (
+      (res.reward_score, res.causal_score, np.moveaxis(np.asarray(res.score_cv), -2, -1),
+       (slice(None),)),
+      (res.policy_score["beta"], res.causal_policy_score["beta"],
+       res.policy_score_cv["beta"], ())):
+    score, causal, cv = (np.asarray(a) for a in (score, causal, cv))
+    t = tau[(...,) + (None,) * len(extra)]
+    scale = np.abs(causal).max() + 1
+    np.testing.assert_allclose(cv[..., 0], score, atol=1e-9 * scale)
+    np.testing.assert_allclose((t - 1) * score - cv[..., 1], causal, atol=1e-9 * scale)
+  assert np.abs(np.asarray(res.policy_score["beta"])).max() > 0
+
+
+@pytest.mark.parametrize("family, means", [
+    ("gaussian", [1.0, 0.6, 0.4]),
+    ("bernoulli", [0.7, 0.5, 0.4]),
+])
+def test_the_causal_estimator_agrees_with_the_score_estimator_with_less_variance(family, means):
+  """Both estimators from the same trials (T3C, beta and the means, E[tau]): they
+  agree within their joint 99% intervals (Bonferroni over the 4 gradients; the two
+  are correlated, so the bound is conservative), and the causal one, the
+  default, has the smaller standard error in the means."""
+  key, means = jax.random.key(11), jnp.array(means)
+  rule = jbai.rules.t3c(beta=0.5)
+  causal = jbai.estimate(key, family, means, rule, 0.05, 2000, params={"beta": 0.5})
+  score = jbai.estimate(key, family, means, rule, 0.05, 2000, params={"beta": 0.5},
+                        estimator="score")
+  zq = z_value(0.99, 4)
+  for name in ("means", "beta"):
+    g, se = np.atleast_1d(causal.grad_mean_tau[name]), np.atleast_1d(causal.grad_mean_tau_se[name])
+    g0, se0 = np.atleast_1d(score.grad_mean_tau[name]), np.atleast_1d(score.grad_mean_tau_se[name])
+    assert np.all(np.abs(g - g0) < zq * np.hypot(se, se0)), (name, g, se, g0, se0)
+  assert np.all(np.asarray(causal.grad_mean_tau_se["means"]) <
+                np.asarray(score.grad_mean_tau_se["means"]))
+  assert np.all(np.isfinite(np.asarray(causal.grad_error_rate_se["means"])))
+  with pytest.raises(ValueError, match="estimator must be one of"):
+    jbai.estimate(key, family, means, rule, 0.05, 8, estimator="pathwise")
+
+
+def test_no_silent_zero_through_rollout_or_second_derivatives():
+  """jax.grad and jax.jvp through rollout's tau, answer and counts raise an error
+  naming jbai.estimate (a pathwise derivative would be a silent 0); inputs under
+  stop_gradient pass; jax.hessian of estimate(...).mean_tau is NaN, not 0."""
+  from jbai.core.guard import NoPathwiseDerivative
+  key, means = jax.random.key(0), jnp.array([1.0, 0.5, 0.0])
+
+  def run(m, field, beta=0.5):
+    res = jbai.rollout(key, "gaussian", m, jbai.rules.t3c(), 0.1, 16, params={"beta": beta})
+    return jnp.mean(getattr(res, field).astype(m.dtype))
+
+  for field in ("tau", "answer", "counts"):
+    with pytest.raises(NoPathwiseDerivative, match="jbai.estimate"):
+      jax.grad(run)(means, field)
+  with pytest.raises(NoPathwiseDerivative, match="jbai.estimate"):
+    jax.jvp(lambda m: run(m, "tau"), (means,), (jnp.ones(3),))
+  with pytest.raises(NoPathwiseDerivative, match="jbai.estimate"):
+    jax.grad(lambda b: run(means, "tau", b))(0.5)
+  assert jax.grad(lambda m: run(jax.lax.stop_gradient(m), "tau") + jnp.sum(m))(means)[0] == 1
+  assert np.isfinite(jax.jit(run, static_argnums=1)(means, "tau"))
+
+  mean_tau = lambda m: jbai.estimate(key, "gaussian", m, "tcb", 0.1, 32).mean_tau
+  assert np.all(np.isfinite(jax.grad(mean_tau)(means)))
+  assert np.all(np.isnan(jax.hessian(mean_tau)(means)))
+
+
+def test_cli_grad_in_beta_and_eps_with_each_estimator(capsys):
+  """`jbai grad --wrt beta|eps --estimator ...`: one entry per parameter, the
+  simulated steps, and eps refused without finite differences."""
+  from jbai import cli
+  base = ["grad", "--means", "1,0.5,0.2", "--delta", "0.1", "--trials", "200", "--json"]
+  for estimator in ("causal", "score", "fd"):
+    assert cli.main(base + ["--rule", "t3c", "--beta", "0.5", "--wrt", "beta",
+                            "--estimator", estimator]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["wrt"] == "beta" and out["estimator"] == estimator
+    assert len(out["grad_mean_tau"]) == len(out["grad_mean_tau_se"]) == 1
+    assert np.isfinite(out["grad_mean_tau"][0]) and out["grad_mean_tau_se"][0] > 0
+    assert out["simulated_steps"] >= 200 * (3 if estimator == "fd" else 1)
+  assert cli.main(base + ["--rule", "tcb", "--eps", "0.5", "--wrt", "eps",
+                          "--estimator", "fd", "--h", "0.2"]) == 0
+  out = json.loads(capsys.readouterr().out)
+  assert len(out["grad_mean_tau"]) == 1 and out["simulated_steps"] > 0
+  assert cli.main(base + ["--rule", "tcb", "--wrt", "eps"]) == 2
+  assert cli.main(base + ["--rule", "tcb"]) == 0
+  out = json.loads(capsys.readouterr().out)
+  assert len(out["grad_mean_tau"]) == 3 and out["estimator"] == "causal"

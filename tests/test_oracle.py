@@ -296,3 +296,34 @@ def test_beta_optimal_is_optimal_at_the_optimal_beta():
   # Gamma_beta is maximal at beta*, so its derivative in beta vanishes there.
   slope = jax.grad(lambda b: oracle.exact_beta_solve(fam, means, b)[1].sum())(beta_star)
   np.testing.assert_allclose(slope, 0.0, atol=1e-6 * float(jnp.max(g_star)))
+
+
+# Instances at the edges of Theta and near-ties (issue 24): Bernoulli arms at 0 or 1,
+# and, in float32, a second arm one part in 1e6 below a best arm at 1.
+EDGE_GRADIENTS = [
+    ([1.0, 0.5, 0.3], jnp.float64), ([0.9, 0.5, 0.0], jnp.float64),
+    ([1.0, 0.0, 0.0], jnp.float64), ([1.0, 0.999999, 0.2], jnp.float64),
+    ([1.0, 0.5, 0.3], jnp.float32), ([0.9, 0.5, 0.0], jnp.float32),
+    ([1.0, 0.0, 0.0], jnp.float32), ([1.0, 0.999999, 0.2], jnp.float32),
+]
+
+
+@pytest.mark.parametrize("means, dtype", EDGE_GRADIENTS)
+def test_values_and_gradients_are_finite_at_the_edges_of_theta(means, dtype):
+  """Gamma, w and their derivatives in the means (exact_solve's implicit ones, and
+  optimal_allocation's) are finite, never NaN, for arms at an end of Theta (the
+  derivative there is the one 4 ulp inside) and at a float32 near-tie."""
+  fam = FAMILIES["bernoulli"]
+  mu = jnp.asarray(means, dtype)
+  w, gamma = oracle.exact_solve(fam, mu)
+  assert w.dtype == dtype and np.all(np.isfinite(w)) and np.isfinite(gamma) and gamma > 0
+  outputs = {
+      "exact gamma": jax.grad(lambda m: oracle.exact_solve(fam, m)[1])(mu),
+      "exact w": jax.jacobian(lambda m: oracle.exact_solve(fam, m)[0])(mu),
+      "optax gamma": jax.grad(lambda m: oracle.optimal_allocation(fam, m)[1])(mu),
+      "exact-method gamma": jax.grad(
+          lambda m: oracle.optimal_allocation(fam, m, method="exact")[1])(mu),
+      "beta-optimal gamma": jax.grad(lambda m: oracle.exact_beta_solve(fam, m, 0.5)[1])(mu),
+  }
+  for name, value in outputs.items():
+    assert np.all(np.isfinite(value)), (name, value)

@@ -1,17 +1,27 @@
 """The `jbai` command line: run, grad, oracle, rules, reproduce.
 
 Bad input (a malformed list, an unknown rule, family or threshold, delta not in
-(0, 1), a tie for the best arm, a mean outside Theta, a rule or threshold that
-does not apply to the family) prints one line naming the value and exits with 2.
-A refused (rule, family, threshold) combination is answered with options that
-work. Negative numbers are values, not options: `--means -1,0,1`, `--lo -5`.
+(0, 1), a tie for the best arm in float64 or in the simulation's float dtype, a
+mean outside Theta, a rule or threshold that does not apply to the family, a
+count that is not a whole number, a seed outside [0, 2^63), --beta or --eps for
+rules that take none, an --out that cannot be written, a run whose results would
+not fit in memory) prints one line naming the value and exits with 2, before
+anything runs (`jbai.core.inputs` holds the checks the API shares). A refused
+(rule, family, threshold) combination is answered with options that work.
+Negative numbers are values, not options: `--means -1,0,1`, `--lo -5`. --delta
+keeps the text typed, so a level at any magnitude runs (`--delta 1e-400`: the
+thresholds take log(1/delta)).
 
 `jbai run` takes comma-separated lists for --rule, --threshold, --delta, --beta
 and --eps and runs every combination on the same instance with the same key
 (common random numbers), one trajectory per trial for all the deltas, one
 compiled program for all the values of a runtime parameter (beta, eps). With
---out, finished trials are appended to `<out>.partial.jsonl` as they come:
-Ctrl-C prints the summary of the finished trials, and the same command resumes.
+--out, finished trials are appended to `<out>.partial.jsonl` as they come, each
+line with a checksum: Ctrl-C prints the summary of the finished trials, and the
+same command resumes; a damaged line is refused naming the file and the line,
+and --repair drops it and the lines after it and runs their trials again. The
+summary and the arrays have distinct names (OUT and OUT's stem + .npz; for an
+OUT ending in .npz, the summary goes to OUT's stem + .json).
 
   args.py    reading the command line: the parser, number and name lists
   plan.py    the family, the deltas and the runs; refusals with suggestions
@@ -27,8 +37,9 @@ import sys
 
 from jbai.cli.args import (DEFAULT_RUN, Parser, UsageError, add_family_args,
                            add_output_args, add_rule_args, add_run_args, count,
-                           join_negative_values, name_list, number, number_list)
-from jbai.cli.grad import cmd_grad, grad_records
+                           delta_list, join_negative_values, name_list, number,
+                           number_list)
+from jbai.cli.grad import add_grad_args, cmd_grad, grad_records
 from jbai.cli.oracle import cmd_oracle
 from jbai.cli.plan import (Plan, Run, check_combinations, family_from_args, plan_command,
                            plan_runs, rule_refusal)
@@ -61,20 +72,25 @@ def build_parser() -> argparse.ArgumentParser:
   p = sub.add_parser("run", help="simulate BAI algorithms (the main job)")
   for add in (add_family_args, add_rule_args, add_run_args):
     add(p)
-  add_output_args(p, "also write the JSON here, the per-trial arrays as .npz, and "
-                  "finished trials as they come (to resume after Ctrl-C)")
+  add_output_args(p, "also write the JSON here, the per-trial arrays next to it as "
+                  ".npz (OUT.npz names the arrays, the JSON going to OUT.json), and "
+                  "finished trials as they come to OUT.partial.jsonl (to resume after "
+                  "Ctrl-C); checked writable before anything runs")
+  p.add_argument("--repair", action="store_true",
+                 help="resume past a damaged line of the finished-trial file: drop it and "
+                 "the lines after it, and run their trials again")
   p.set_defaults(func=cmd_run)
 
   p = sub.add_parser("grad", help="E[tau] and P(error) with their gradients in the means "
                      "(likelihood ratio), next to the gradient of T*(nu) log(1/delta)")
-  for add in (add_family_args, add_rule_args, add_run_args):
+  for add in (add_family_args, add_rule_args, add_run_args, add_grad_args):
     add(p)
   add_output_args(p, "also write the JSON here")
   p.set_defaults(func=cmd_grad)
 
   p = sub.add_parser("oracle", help="optimal allocation w(nu) and complexity Gamma(nu)")
   add_family_args(p)
-  p.add_argument("--delta", type=number_list, default=DEFAULT_RUN["delta"])
+  p.add_argument("--delta", type=delta_list, default=DEFAULT_RUN["delta"])
   p.add_argument("--method", default="exact", choices=["exact", "optax"])
   p.add_argument("--json", action="store_true")
   p.set_defaults(func=cmd_oracle)
@@ -115,9 +131,16 @@ def main(argv=None) -> int:
   except KeyboardInterrupt:
     print("jbai: interrupted", file=sys.stderr)
     return EXIT_INTERRUPTED
-  except ValueError as e:
+  except (ValueError, TypeError) as e:  # bad input: one line, exit 2
     message = str(e).splitlines()[0] if str(e) else repr(e)
     print(f"jbai: error: {message}", file=sys.stderr)
+    return 2
+  except OSError as e:  # a write that failed mid-way (disk full): what was saved stays
+    print(f"jbai: error: {e}", file=sys.stderr)
+    return 1
+  except MemoryError:
+    print("jbai: error: out of memory; run fewer trials per command (see --trials)",
+          file=sys.stderr)
     return 2
 
 

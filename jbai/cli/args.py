@@ -103,6 +103,32 @@ def count(text: str) -> int:
   return int(value)
 
 
+def delta_list(text: str) -> list:
+  """'1e-2,1e-400' -> ['1e-2', '1e-400']: each entry checked to be a number, and
+  kept as typed, so that a level below float64's range keeps its digits
+  (`jbai.core.inputs.parse_delta`) and an error names it as typed."""
+  parts = _entries(text)
+  for p in parts:
+    _float(p, text)
+  return parts
+
+
+def seed(text: str) -> int:
+  """A PRNG seed: a whole number in [0, 2^63)."""
+  value = count(text)
+  if not 0 <= value < 2**63:
+    raise argparse.ArgumentTypeError(f"{text!r} is not a seed in [0, 2^63)")
+  return value
+
+
+def positive_count(text: str) -> int:
+  """A whole number >= 1."""
+  value = count(text)
+  if value < 1:
+    raise argparse.ArgumentTypeError(f"{text!r} must be >= 1")
+  return value
+
+
 def name_list(text: str) -> list:
   """'tcb,itcb' -> ['tcb', 'itcb'] (repeats dropped)."""
   return list(dict.fromkeys(_entries(text)))
@@ -129,22 +155,27 @@ def add_rule_args(p):
   p.add_argument("--threshold", type=name_list, default=DEFAULT_RUN["threshold"],
                  help="stopping threshold(s): gk16, kk, paper")
   p.add_argument("--beta", type=number_list, default=None,
-                 help="top-two parameter(s) beta, e.g. 0.3,0.5 (one compiled program)")
+                 help="top-two parameter(s) beta, e.g. 0.3,0.5 (one compiled program); "
+                 "rules that take no beta ignore it, and a --rule list where none "
+                 "takes it is refused")
   p.add_argument("--eps", type=number_list, default=None,
-                 help="TCB/ITCB look-ahead(s) r_t = eps/t")
+                 help="TCB/ITCB look-ahead(s) r_t = eps/t; rules that take no eps "
+                 "ignore it, and a --rule list where none takes it is refused")
 
 
 def add_run_args(p):
   """--delta, --trials, --seed, --max-steps, --chunk."""
-  p.add_argument("--delta", type=number_list, default=DEFAULT_RUN["delta"],
+  p.add_argument("--delta", type=delta_list, default=DEFAULT_RUN["delta"],
                  help="confidence level(s), e.g. 1e-2,1e-8: one trajectory per trial "
-                 "for all of them")
-  p.add_argument("--trials", type=count, default=DEFAULT_RUN["trials"],
-                 help="trials per rule (1e4 accepted)")
-  p.add_argument("--seed", type=count, default=0, help="PRNG seed, the same for every rule")
-  p.add_argument("--max-steps", type=count, default=1_000_000,
+                 "for all of them; any magnitude (1e-400): the thresholds take log(1/delta)")
+  p.add_argument("--trials", type=positive_count, default=DEFAULT_RUN["trials"],
+                 help="trials per rule (1e4 accepted); a run whose results would not fit "
+                 "in memory is refused (JBAI_MEMORY_LIMIT=64G raises the limit)")
+  p.add_argument("--seed", type=seed, default=0,
+                 help="PRNG seed in [0, 2^63), the same for every rule")
+  p.add_argument("--max-steps", type=positive_count, default=1_000_000,
                  help="cap on the length of a trial")
-  p.add_argument("--chunk", type=count, default=2048,
+  p.add_argument("--chunk", type=positive_count, default=2048,
                  help="steps between progress reports and saves of finished trials")
 
 

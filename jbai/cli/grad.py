@@ -1,9 +1,13 @@
-"""`jbai grad`: E[tau] and P(error) with their likelihood-ratio gradients in the means.
+"""`jbai grad`: E[tau] and P(error) with their gradients in the means, beta or eps.
 
 Each (rule, threshold) is simulated with scores; per delta the record holds the
 Monte Carlo means with standard errors and 95% intervals, their gradients in the
-means (and in the rule's scored runtime parameters), and, for reference, the
-gradient of T*(nu) log(1/delta) from the exact oracle's implicit derivatives.
+parameter of --wrt (one entry per arm for "means", one for "beta" or "eps") by the
+estimator of --estimator ("causal", the default, or "score": the likelihood-ratio
+estimators of `jbai.core.estimate.monte_carlo`; "fd": central finite differences
+with common random numbers, `jbai.finite_difference`, the only one for eps), the
+simulated steps they cost, and, for reference, the gradient in the means of
+T*(nu) log(1/delta) from the exact oracle's implicit derivatives.
 """
 
 import sys
@@ -19,53 +23,134 @@ def _ci95(value, se) -> list:
   return [float(value - Z95 * se), float(value + Z95 * se)]
 
 
-def grad_records(res, run, family, means, deltas) -> list:
-  """One record per delta of a run with scores: E[tau], P(error), their
-  likelihood-ratio gradients in the means (and in the rule's scored runtime
-  parameters) with standard errors and 95% CIs, and the oracle's gradient of
-  T*(nu) log(1/delta)."""
+WRT = ("means", "beta", "eps")
+ESTIMATORS = ("causal", "score", "fd")
+
+
+def add_grad_args(p):
+  """--wrt, --estimator, --h."""
+  p.add_argument("--wrt", default="means", choices=WRT,
+                 help="the parameter to differentiate in (default: means)")
+  p.add_argument("--estimator", default="causal", choices=ESTIMATORS,
+                 help="causal (default) or score: likelihood-ratio estimators; fd: central "
+                 "finite differences with common random numbers (needed for eps)")
+  p.add_argument("--h", type=float, default=0.02,
+                 help="half-step of --estimator fd (default 0.02)")
+
+
+def _as_rows(g, wrt: str, d: int) -> list:
+  """One entry per parameter: [K] for the means, [1] for beta or eps."""
+  import numpy as np
+  g = np.asarray(g)
+  return (g[d] if wrt == "means" else np.atleast_1d(g[d])).tolist()
+
+
+def _differences(key, run, family, means, deltas, trials, max_steps, wrt, h) -> tuple:
+  """({"tau": (grads, ses), "error": (...)}, simulated steps) of central finite
+  differences with common random numbers in each parameter of `wrt`."""
+  import numpy as np
+  from jbai.core.estimate import finite_difference
+  points = range(len(means)) if wrt == "means" else [wrt]
+  out = {"tau": ([], []), "error": ([], [])}
+  steps = 0
+  for p in points:
+    fd = finite_difference(key, family, np.asarray(means), run.rule, list(deltas), trials,
+                           wrt=p, h=h, threshold=run.threshold, max_steps=max_steps)
+    for label, g, se in (("tau", fd.mean_tau, fd.mean_tau_se),
+                         ("error", fd.error_rate, fd.error_rate_se)):
+      out[label][0].append(np.asarray(g))
+      out[label][1].append(np.asarray(se))
+    steps += int(fd.simulated_steps)
+  stack = lambda xs: np.stack(xs, axis=-1) if wrt == "means" else xs[0]  # [D, K] or [D]
+  return {k: (stack(g), stack(se)) for k, (g, se) in out.items()}, steps
+
+
+def grad_records(res, run, family, means, deltas, wrt: str = "means",
+                 estimator: str = "causal", differences=None, fd_steps: int = 0) -> list:
+  """One record per delta of a run with scores: E[tau], P(error), their gradients
+  in `wrt` (one entry per parameter) by `estimator` with standard errors and 95%
+  CIs, the simulated steps, and the oracle's gradient of T*(nu) log(1/delta).
+  With a likelihood-ratio estimator and wrt="means", "grad_params" also holds the
+  gradients in the rule's scored runtime parameters. `differences` and
+  `fd_steps` are `_differences`'s, for estimator="fd"."""
   import jax
   import numpy as np
   from jbai.core.estimate import monte_carlo
   from jbai.oracle.t_star import t_star_log_gradient
-  moments = jax.tree.map(np.asarray, monte_carlo(res.tau, res.correct, res.reward_score,
-                                                 res.policy_score, False))
+  if estimator == "fd":
+    moments = jax.tree.map(np.asarray, monte_carlo(res, False, estimator="score"))
+    grads = differences
+  else:
+    moments = jax.tree.map(np.asarray, monte_carlo(res, False, estimator=estimator))
+    if wrt != "means" and wrt not in moments["tau"][2]:
+      raise ValueError(f"--wrt {wrt}: {run.rule!r} has no likelihood-ratio score in {wrt} "
+                       "(a deterministic parameter): use --estimator fd")
+    grads = {label: (m[2][wrt], m[3][wrt]) for label, m in moments.items()}
   oracle_grad, t_star_log = t_star_log_gradient(family, means, deltas)
+  steps = int(np.sum(res.steps)) + int(fd_steps)
   records = []
   for d, delta in enumerate(deltas):
     rec = {"rule": repr(run.rule), "threshold": repr(run.threshold), "delta": delta,
            "trials": int(res.tau.shape[0]), "hit_cap": int(res.hit_cap[:, d].sum()),
+           "wrt": wrt, "estimator": estimator, "simulated_steps": steps,
            "t_star_log": float(t_star_log[d]),
            "grad_t_star_log": oracle_grad[d].tolist()}
     for label, name in (("tau", "mean_tau"), ("error", "error_rate")):
-      value, se, grads, ses = moments[label]
+      value, se, lr_grads, lr_ses = moments[label]
       rec[name], rec[f"{name}_se"] = float(value[d]), float(se[d])
       rec[f"{name}_ci95"] = _ci95(value[d], se[d])
-      rec[f"grad_{name}"] = grads["means"][d].tolist()
-      rec[f"grad_{name}_se"] = ses["means"][d].tolist()
+      rec[f"grad_{name}"] = _as_rows(grads[label][0], wrt, d)
+      rec[f"grad_{name}_se"] = _as_rows(grads[label][1], wrt, d)
       rec[f"grad_{name}_ci95"] = [_ci95(g, e) for g, e in
                                   zip(rec[f"grad_{name}"], rec[f"grad_{name}_se"])]
-      for param in grads:
-        if param != "means":
-          rec.setdefault("grad_params", {}).setdefault(param, {}).update(
-              {name: float(grads[param][d]), f"{name}_se": float(ses[param][d])})
+      if estimator != "fd" and wrt == "means":
+        for param in lr_grads:
+          if param != "means":
+            rec.setdefault("grad_params", {}).setdefault(param, {}).update(
+                {name: float(lr_grads[param][d]), f"{name}_se": float(lr_ses[param][d])})
     records.append(rec)
   return records
+
+
+def _print_param_grad(rec: dict) -> None:
+  """The text report of one record of `jbai grad --wrt beta|eps`."""
+  from jbai.host.summary import Z95
+  print(f"rule {rec['rule']}, threshold {rec['threshold']}, delta {rec['delta']:g}, "
+        f"{rec['trials']} trials, {rec['hit_cap']} at the cap, {rec['simulated_steps']} "
+        f"simulated steps; +- is a 95% CI")
+  print(f"  E[tau]    {rec['mean_tau']:.6g} +- {Z95 * rec['mean_tau_se']:.3g}")
+  print(f"  P(error)  {rec['error_rate']:.4g} +- {Z95 * rec['error_rate_se']:.2g}")
+  print(f"  d/d{rec['wrt']} ({rec['estimator']}): E[tau] {rec['grad_mean_tau'][0]:.5g} +- "
+        f"{Z95 * rec['grad_mean_tau_se'][0]:.2g}, P(error) {rec['grad_error_rate'][0]:.4g} "
+        f"+- {Z95 * rec['grad_error_rate_se'][0]:.2g}")
 
 
 def cmd_grad(args) -> int:
   """`jbai grad`: returns 0."""
   import jax
   from jbai.host.simulate import simulate
+  if args.out:
+    io.check_output(args.out, "--out")  # before anything runs: a bad --out loses no work
   plan = plan_command(args)
   show = not args.json and (sys.stderr.isatty() or args.progress)
+  wrt, estimator = getattr(args, "wrt", "means"), getattr(args, "estimator", "causal")
+  if wrt == "eps" and estimator != "fd":
+    raise ValueError("--wrt eps: TCB and ITCB choose deterministically in eps, so it has "
+                     "no likelihood-ratio gradient: use --estimator fd")
   records = []
   for run in plan.runs:
     res = simulate(jax.random.key(args.seed), plan.family, plan.means, run.rule,
                    plan.deltas, args.trials, threshold=run.threshold,
                    max_steps=args.max_steps, chunk=args.chunk,
                    progress=io.Progress(run.label, show, live=True), scores=True)
-    records += grad_records(res, run, plan.family, plan.means, plan.deltas)
+    differences, fd_steps = None, 0
+    if estimator == "fd":
+      # A key apart from the run's, so that the values and the differences are independent.
+      differences, fd_steps = _differences(
+          jax.random.fold_in(jax.random.key(args.seed), 1), run, plan.family, plan.means,
+          plan.deltas, args.trials, args.max_steps, wrt, args.h)
+    records += grad_records(res, run, plan.family, plan.means, plan.deltas, wrt, estimator,
+                            differences, fd_steps)
   payload = records[0] if len(records) == 1 else records
   if args.out:
     io.write_json(args.out, payload)
@@ -75,5 +160,8 @@ def cmd_grad(args) -> int:
   for i, rec in enumerate(records):
     if i:
       print()
-    render.print_grad(rec, plan.means)
+    if rec["wrt"] == "means":
+      render.print_grad(rec, plan.means)
+    else:
+      _print_param_grad(rec)
   return 0

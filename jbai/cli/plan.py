@@ -9,6 +9,7 @@ checked to apply to the whole command.
 
 import functools
 import inspect
+import math
 import re
 from typing import NamedTuple, Optional
 
@@ -27,13 +28,20 @@ def family_from_args(args):
   for name, value in params.items():
     if value is not None and name not in accepted:
       raise ValueError(f"family {args.family!r} takes no parameter --{name}")
+    if value is not None and not math.isfinite(value):
+      raise ValueError(f"--{name} must be a finite number, got {value!r}")
   return get(args.family, **{k: v for k, v in params.items() if v is not None})
 
 
 def checked_deltas(values) -> list:
-  """The --delta values as floats, each checked to lie in (0, 1)."""
-  from jbai.core.inputs import check_delta
-  return [float(d) for d in check_delta(values)]
+  """The --delta values, each checked to lie in (0, 1): a float, or its text
+  where float64 cannot hold it (below 2.2e-308: `jbai.core.inputs.parse_delta`
+  carries log(1/delta) from the text). Errors name the value as typed."""
+  import numpy as np
+  from jbai.core.inputs import parse_delta
+  levels = parse_delta(values)
+  tiny = np.finfo(np.float64).tiny
+  return [float(v) if v >= tiny else text for v, text in zip(levels.values, levels.texts)]
 
 
 _RULE_HINT = re.compile(r";\s*use\b.*$")
@@ -86,7 +94,20 @@ def plan_command(args) -> Plan:
   family = family_from_args(args)
   check_means(family, args.means)
   deltas = checked_deltas(args.delta)
-  return Plan(family, args.means, deltas, plan_runs(args, family))
+  if getattr(args, "command", None) == "grad" and not all(isinstance(d, float) for d in deltas):
+    small = next(d for d in deltas if not isinstance(d, float))
+    raise ValueError(f"jbai grad takes delta >= 2.2e-308 (float64), got {small}")
+  plan = Plan(family, args.means, deltas, plan_runs(args, family))
+  check_separable(family, args.means)
+  return plan
+
+
+def check_separable(family, means) -> None:
+  """Refuses means whose best arm cannot be told apart in the simulation's float
+  dtype (Gamma(nu) = 0), before any run (`jbai.core.inputs.check_separable`)."""
+  import numpy as np
+  from jbai.core.inputs import check_separable as check
+  check(family, np.asarray([means], float))
 
 
 def plan_runs(args, family) -> list:
@@ -99,6 +120,7 @@ def plan_runs(args, family) -> list:
   """
   from jbai.thresholds import get as get_threshold
   thr_objs = [get_threshold(t) for t in args.threshold]
+  check_rule_params(args)
   betas, epss = args.beta or [None], args.eps or [None]
   rule_objs = {}
   for name in args.rule:
@@ -114,6 +136,19 @@ def plan_runs(args, family) -> list:
     for thr in thr_objs:
       runs.append(Run(label, rule, thr))
   return runs
+
+
+def check_rule_params(args) -> None:
+  """Refuses --beta or --eps when no rule of --rule takes it (it would be ignored
+  silently), naming the rules that do."""
+  from jbai.rules import RULES
+  for option in ("beta", "eps"):
+    if getattr(args, option, None) is None:
+      continue
+    takes = [r for r in RULES if option in inspect.signature(RULES[r]).parameters]
+    if not any(name in takes for name in args.rule if name in RULES):
+      raise ValueError(f"--{option} is taken by none of --rule {','.join(args.rule)}; "
+                       f"the rules with {option}: {','.join(takes)}")
 
 
 def _refused_rules(family, rule_names, betas, epss) -> dict:

@@ -16,6 +16,12 @@ INTERRUPTED_NOTE = (
     "biased towards short trials (the longest had not stopped yet)")
 
 
+
+def show_delta(delta) -> str:
+  """A confidence level as printed: a float with %g, a level typed below
+  float64's range as its text."""
+  return f"{delta:g}" if isinstance(delta, (int, float)) else str(delta)
+
 def print_json(payload) -> None:
   """One line of JSON on stdout."""
   print(json.dumps(payload))
@@ -43,7 +49,7 @@ def print_single(rec: dict, means, max_steps: int):
   lo, hi = rec["tau_ci95"]
   elo, ehi = rec["error_ci95"]
   rows = [("rule", rec["rule"]), ("family", rec["family"]), ("means", means),
-          ("threshold", rec["threshold"]), ("delta", f"{rec['delta']:g}"),
+          ("threshold", rec["threshold"]), ("delta", show_delta(rec['delta'])),
           ("trials", rec["trials"] if rec["complete"] else
            f"{rec['trials']} finished of {rec['trials_requested']}"),
           ("mean tau", f"{rec['mean_tau']:.1f}  (95% CI {lo:.1f} .. {hi:.1f})"),
@@ -71,7 +77,7 @@ def _table_header(records: list, means, args, thresholds: list, deltas: list) ->
   if len(thresholds) == 1:
     print(f"threshold   {thresholds[0]}")
   if len(deltas) == 1:
-    print(f"delta       {deltas[0]:g}")
+    print(f"delta       {show_delta(deltas[0])}")
   print(f"trials      {args.trials} per rule, seed {args.seed}, the same key for every "
         f"rule (common random numbers), max_steps {args.max_steps}")
   print(f"T*(nu)      {first['t_star']:.4g}   w(nu) = ["
@@ -97,7 +103,7 @@ def print_table(records: list, labels: list, means, args):
     if len(thresholds) > 1:
       row.append(r["threshold"])
     if len(deltas) > 1:
-      row.append(f"{r['delta']:g}")
+      row.append(show_delta(r['delta']))
     row += [f"{r['mean_tau']:.1f} ({_fmt(lo, '.1f')} .. {_fmt(hi, '.1f')})",
             f"{r['error_rate']:.4f} ({elo:.4f} .. {ehi:.4f})",
             str(r["hit_cap"]), f"{r['ratio']:.3f}", _fmt(r["steps_per_second"], ".3g")]
@@ -127,7 +133,7 @@ def print_interrupted(any_records: bool, later: list, log, args) -> None:
 
 def print_grad(rec: dict, means):
   """The text report of one (rule, threshold, delta) of `jbai grad`."""
-  print(f"rule {rec['rule']}, threshold {rec['threshold']}, delta {rec['delta']:g}, "
+  print(f"rule {rec['rule']}, threshold {rec['threshold']}, delta {show_delta(rec['delta'])}, "
         f"{rec['trials']} trials, {rec['hit_cap']} at the cap; +- is a 95% CI")
   print(f"  E[tau]    {rec['mean_tau']:.6g} +- {Z95 * rec['mean_tau_se']:.3g}"
         f"      T*(nu) log(1/delta) {rec['t_star_log']:.6g}")
@@ -154,4 +160,4 @@ def print_oracle(out: dict, logs: list) -> None:
   print(f"Gamma(nu)              {out['gamma']:.6g}")
   print(f"T*(nu) = 1/Gamma       {1 / out['gamma']:.6g}")
   for d, v in zip(deltas, logs):
-    print(f"T*(nu) log(1/delta)    {v:.6g}   (delta = {d:g})")
+    print(f"T*(nu) log(1/delta)    {v:.6g}   (delta = {show_delta(d)})")

@@ -9,12 +9,13 @@ resumes.
 
 import os
 import sys
+from typing import Optional
 
 import numpy as np
 
 from jbai.cli import render
 from jbai.cli.plan import plan_command
-from jbai.cli.trials import TrialLog, partial_path, run_spec, spec_key
+from jbai.cli.trials import TrialLog, output_paths, run_spec, spec_key
 from jbai.host import io
 
 EXIT_INTERRUPTED = 130
@@ -72,30 +73,32 @@ def partial_summaries(plan, done: dict, run, n_trials: int) -> list:
   means = np.asarray(plan.means)
   flat = finish(np, done, np.asarray([means]), len(done["index"]))
   tau, correct, hit_cap = flat["tau"], flat["correct"], flat["hit_cap"]
+  from jbai.core.inputs import log_inv_delta
   optimum = optimal(plan.family, means)
   out = []
   for d, delta in enumerate(plan.deltas):
-    s = summarize(plan.family, means, delta, tau[:, d], correct[:, d], hit_cap[:, d],
-                  optimum=optimum)
-    s.update({"rule": repr(run.rule), "family": repr(plan.family),
+    s = summarize(plan.family, means, float(delta), tau[:, d], correct[:, d], hit_cap[:, d],
+                  optimum=optimum, log_inv_delta=float(log_inv_delta(delta)[0]))
+    s.update({"delta": delta, "rule": repr(run.rule), "family": repr(plan.family),
               "threshold": repr(run.threshold), "steps_per_second": None,
               "complete": False, "trials_requested": n_trials})
     out.append(s)
   return out
 
 
-def save_arrays(out: str, results: list, deltas: list):
-  """Per-trial arrays next to the JSON: one run as [trials] (or [trials, D] for
-  several deltas); several runs stacked on a leading axis named by `runs`."""
-  path = os.path.splitext(out)[0] + ".npz"
+def save_arrays(path: str, results: list, deltas: list):
+  """Per-trial arrays at `path` (.npz), next to the JSON: one run as [trials] (or
+  [trials, D] for several deltas); several runs stacked on a leading axis named
+  by `runs`. A delta typed below float64's range is saved as its text."""
   if len(results) == 1:
     res = results[0][1]
     arrays = {k: getattr(res, k) for k in ARRAYS}
   else:
     arrays = {"runs": np.asarray([f"{run.label} {run.threshold!r}" for run, _ in results]),
               **{k: np.stack([getattr(res, k) for _, res in results]) for k in ARRAYS}}
-  io.atomic_write(path, lambda f: np.savez(f, delta=np.asarray(deltas), **arrays),
-                  binary=True)
+  delta = np.asarray(deltas if all(isinstance(d, float) for d in deltas)
+                     else [str(d) for d in deltas])
+  io.atomic_write(path, lambda f: np.savez(f, delta=delta, **arrays), binary=True)
 
 
 def _records(plan, results: list, interrupted: bool, log: TrialLog, n_trials: int) -> tuple:
@@ -104,7 +107,7 @@ def _records(plan, results: list, interrupted: bool, log: TrialLog, n_trials: in
   records, labels = [], []
   for run, res in results:
     for d in range(len(plan.deltas)):
-      records.append(run_summary(res, d))
+      records.append({**run_summary(res, d), "delta": plan.deltas[d]})  # text if tiny
       labels.append(run.label)
   if interrupted and log.done(plan.runs[len(results)].key) is not None:
     run = plan.runs[len(results)]
@@ -114,8 +117,19 @@ def _records(plan, results: list, interrupted: bool, log: TrialLog, n_trials: in
   return records, labels
 
 
+def checked_outputs(args) -> Optional[dict]:
+  """The files of --out (`output_paths`), each checked writable before any work."""
+  if not args.out:
+    return None
+  paths = output_paths(args.out)
+  for path in paths.values():
+    io.check_output(path, "--out" if path == args.out else f"--out's file")
+  return paths
+
+
 def cmd_run(args) -> int:
   """`jbai run`: returns 0, or EXIT_INTERRUPTED after Ctrl-C."""
+  paths = checked_outputs(args)  # before anything runs: a bad --out loses no work
   plan = plan_command(args)
   runs, specs = [], {}
   for run in plan.runs:  # each run named by the hash of its spec
@@ -123,9 +137,13 @@ def cmd_run(args) -> int:
     runs.append(run._replace(key=spec_key(spec)))
     specs[runs[-1].key] = spec
   plan = plan._replace(runs=runs)
-  if args.out:
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-  log = TrialLog(partial_path(args.out) if args.out else None, specs)
+  if paths:
+    os.makedirs(os.path.dirname(os.path.abspath(paths["summary"])), exist_ok=True)
+  log = TrialLog(paths["partial"] if paths else None, specs,
+                 repair=getattr(args, "repair", False))
+  for damage in log.dropped:
+    print(f"repair: dropped {damage.path} from line {damage.line} on ({damage.why}); "
+          "those trials run again", file=sys.stderr)
   if log.loaded and not args.json:
     print(f"resuming: {log.loaded} finished trial(s) read from {log.path}", file=sys.stderr)
   results, interrupted = simulate_runs(args, plan, log)
@@ -133,10 +151,10 @@ def cmd_run(args) -> int:
 
   single = len(plan.runs) == 1 and len(plan.deltas) == 1
   payload = records[0] if single and records else records
-  if args.out:
-    io.write_json(args.out, payload)
+  if paths:
+    io.write_json(paths["summary"], payload)
     if not interrupted:
-      save_arrays(args.out, results, plan.deltas)
+      save_arrays(paths["arrays"], results, plan.deltas)
       log.remove()
   if args.json:
     render.print_json(payload)

@@ -13,16 +13,22 @@ for a rule's runtime parameter (a top-two rule's beta), the rule's own score of
 its coin flips (`Rule.score`). `jbai.rollout` records both per trial, at each
 delta's stopping time.
 
-The estimate over n trials uses a leave-one-out baseline as control variate,
+Two estimators of the gradient over n trials (`monte_carlo`). "score" uses
+the whole score with a leave-one-out baseline as control variate,
 
   g = (1/n) sum_i (f_i - b_i) S_i,   b_i = (sum_{j != i} f_j) / (n - 1),
 
-unbiased since b_i is independent of trial i; its standard error is the standard
-deviation of the terms over sqrt(n). `estimate` returns the value and these
+unbiased since b_i is independent of trial i. "causal", the default, uses for
+E[tau] that {tau > t} depends only on the first t steps (so each step's score is
+weighted by the steps that remain after it, not by tau), with baselines that
+depend on the state, regressed by cross-fitting; for P(error), f S_tau with the
+same control variates. Each standard error is the standard deviation of the
+per-trial terms over sqrt(n). `estimate` returns the value and these
 gradients with their standard errors, and makes `jax.grad` of the value return
 g through a surrogate: value + g . (theta - stop_gradient(theta)), with
 stop_gradient on g and on the simulation. So jax.grad, jax.jacobian and
-jax.vmap work as usual (second derivatives do not: the surrogate is linear).
+jax.vmap work as usual; second derivatives (jax.hessian) are NaN, never the
+silent 0 of a linear surrogate.
 
 Parameters that the rule chooses deterministically (TCB and ITCB's eps), delta
 and max_steps have no likelihood-ratio gradient: `jax.grad` returns NaN for
@@ -66,6 +72,7 @@ class Difference(NamedTuple):
   mean_tau_se: jax.Array    # [(D)] standard error of the per-trial differences
   error_rate: jax.Array     # [(D)] the same for P(error)
   error_rate_se: jax.Array
+  simulated_steps: jax.Array = None  # [] int, the steps of both runs together
 
 
 def likelihood_ratio(f: jax.Array, score: jax.Array):
@@ -97,6 +104,22 @@ def _no_derivative_jvp(primals, tangents):
   return jnp.zeros(()), jnp.nan * jnp.sum(tangents[0])
 
 
+@jax.custom_jvp
+def _first_order_only(x):
+  """0, whose first derivative in x is 0 and whose second derivative is NaN: the
+  surrogate is linear in its inputs, so its second derivatives would be a silent
+  0 (a likelihood-ratio Hessian needs second-order scores, which jbai does not
+  record)."""
+  del x
+  return jnp.zeros(())
+
+
+@_first_order_only.defjvp
+def _first_order_only_jvp(primals, tangents):
+  (x,), (dx,) = primals, tangents
+  return jnp.zeros(()), _no_derivative(x) * jnp.sum(dx)
+
+
 def _check(family, rule, threshold, means, n_trials):
   family, rule, threshold = inputs.resolve(family, rule, threshold)
   means = jnp.asarray(means, jnp.zeros(()).dtype)
@@ -108,7 +131,7 @@ def _check(family, rule, threshold, means, n_trials):
 
 def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
              threshold="gk16", max_steps=1_000_000, *, params: Optional[dict] = None,
-             lanes: Optional[int] = None) -> Estimate:
+             lanes: Optional[int] = None, estimator: str = "causal") -> Estimate:
   """E[tau] and P(error) of a BAI algorithm, and their gradients, by simulation.
 
   Pure: runs under the caller's jax.jit and jax.vmap (family, rule, threshold,
@@ -129,6 +152,10 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
       enter E[tau] at the cap (the estimate is then of E[min(tau, cap)]).
     params: the rule's runtime parameters {name: value}, e.g. {"beta": 0.5}.
     lanes: size of the lane pool (static).
+    estimator: "causal" (the default: each step's score weighted by the steps
+      that remain after it, with state-dependent baselines regressed by
+      cross-fitting) or "score" (the whole score times f, leave-one-out
+      baseline); see `monte_carlo`. Static.
 
   Returns:
     An `Estimate`.
@@ -143,13 +170,16 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
     (3,)
   """
   family, rule, threshold, means = _check(family, rule, threshold, means, n_trials)
-  params = dict(params or {})
-  trials = rollout(key, family, sg(means), rule, sg(jnp.asarray(delta)), n_trials,
+  if estimator not in ESTIMATORS:
+    raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
+  params = dict(params or {})  # checked by rollout (beta in (0, 1), eps > 0 where concrete)
+  # delta as given (a Python 1e-300 would round to 0 in float32): rollout carries log(1/delta)
+  trials = rollout(key, family, sg(means), rule, sg(delta) if isinstance(delta, jax.Array)
+                   else delta, n_trials,
                           threshold, max_steps, params=jax.tree.map(sg, params),
                           lanes=lanes, scores=True)
-  moments = monte_carlo(trials.tau, trials.correct, trials.reward_score,
-                        trials.policy_score, scalar_delta=np.ndim(delta) == 0,
-                        dtype=means.dtype)
+  moments = monte_carlo(trials, scalar_delta=np.ndim(delta) == 0, dtype=means.dtype,
+                        estimator=estimator)
   dtype = means.dtype
   inputs = {"means": means}
   inputs.update({k: jnp.asarray(v, dtype) for k, v in params.items()
@@ -164,6 +194,7 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
     for name, x in inputs.items():
       tangent = x - sg(x)
       out = out + (sg(grads[name]) @ tangent if name == "means" else sg(grads[name]) * tangent)
+      out = out + _first_order_only(x)
     for x in undifferentiable:
       out = out + _no_derivative(x)
     return out
@@ -176,36 +207,116 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
                   grad_error_rate_se=g_err_se, trials=trials)
 
 
-def monte_carlo(tau, correct, reward_score, policy_score, scalar_delta: bool,
-                dtype=None) -> dict:
-  """Means, standard errors and likelihood-ratio gradients from per-trial records.
+def cross_fitted(y: jax.Array, cv: jax.Array):
+  """The mean of y - c . cv with c regressed in the other half of the trials, and
+  its standard error.
+
+  Each cv_k has mean 0 (a sum of score increments times functions of the state
+  before them), so y_i - c . cv_i has the mean of y for any c independent of trial
+  i. Cross-fitting makes it so: the trials are split by parity, and each half uses
+  the coefficients c = argmin sum (y_j - c . cv_j)^2 of the other half (least
+  squares without intercept: E[(y - c . cv)^2] = Var(y - c . cv) + E[y]^2, so
+  they minimise the variance), so the estimate is unbiased for any n. The
+  standard error is that of the n terms (cross-fitting's usual one; the two
+  halves' coefficients make the terms slightly dependent).
 
   Args:
-    tau: [n, (D)] stopping times (of `jbai.rollout`, or `jbai.simulate` with scores).
-    correct: [n, (D)] bool.
-    reward_score: [n, (D), K] reward scores.
-    policy_score: {name: [n, (D)]} the rule's scores.
+    y: [n, ...] per-trial estimates.
+    cv: [n, ..., F] per-trial control variates, each of mean 0.
+
+  Returns:
+    (g [...], se [...]).
+  """
+  n = y.shape[0]
+  half = (jnp.arange(n) % 2).reshape((n,) + (1,) * (y.ndim - 1))
+  scale = jnp.sqrt(jnp.mean(cv ** 2, axis=0)) + jnp.finfo(cv.dtype).tiny  # [..., F]
+  z = cv / scale
+
+  def fit(mask):
+    """Ridge-stabilised least squares of y on z over the trials where mask holds."""
+    m = mask[..., None].astype(z.dtype)
+    gram = jnp.einsum("n...f,n...g->...fg", z * m, z)
+    rhs = jnp.einsum("n...f,n...->...f", z * m, y)
+    eye = jnp.eye(z.shape[-1], dtype=z.dtype)
+    # A ridge at the dtype's resolution: the features can be nearly collinear.
+    ridge = 100 * jnp.finfo(z.dtype).eps * (
+        jnp.trace(gram, axis1=-2, axis2=-1)[..., None, None] + 1.0)
+    return jnp.linalg.solve(gram + ridge * eye, rhs[..., None])[..., 0]
+
+  c_odd, c_even = fit(half == 1), fit(half == 0)  # each applied to the other half
+  c = jnp.where(half[..., None] == 0, c_odd, c_even)
+  terms = y - jnp.sum(c * z, axis=-1)
+  return jnp.mean(terms, axis=0), jnp.std(terms, axis=0, ddof=1) / jnp.sqrt(n)
+
+
+ESTIMATORS = ("causal", "score")
+
+
+def monte_carlo(trials: Rollout, scalar_delta: bool, dtype=None,
+                estimator: str = "causal") -> dict:
+  """Means, standard errors and likelihood-ratio gradients from per-trial records.
+
+  Two estimators (both unbiased; every gradient comes with its standard error):
+
+  "score": d E[f] = E[f S_tau], the trajectory's whole score times f, with the
+    leave-one-out baseline of `likelihood_ratio`.
+  "causal" (the default): for E[tau], tau = sum_{t >= 0} 1{tau > t} and the
+    event {tau > t} depends only on the first t steps, so
+    d E[tau] = sum_t E[1{tau > t} S_t] = E[sum_{t < tau} S_t]
+             = E[sum_{s < tau} s_s (tau - s - 1)],
+    each step's score increment s_s = S_{s+1} - S_s weighted by the steps that
+    remain after it (S_t the score after t steps; the rule's choice and the reward
+    of step s are in s_s). A baseline per step b(state_s) = sum_k c_k phi_k(state_s)
+    subtracted from the steps to go adds sum_k c_k sum_{s < tau} s_s phi_k(state_s),
+    of mean 0 since E[s_s | state_s] = 0; c is regressed by `cross_fitted`. For
+    P(error), f S_tau with the same control variates (phi_0 = 1 gives the constant
+    baseline c_0 S_tau). The features are those of `jbai.core.lane.features`.
+
+  Args:
+    trials: a `Rollout` with scores (`jbai.rollout`, or `jbai.simulate` with
+      scores=True): tau, correct, reward_score, policy_score and, for "causal",
+      causal_score, score_cv, causal_policy_score and policy_score_cv.
     scalar_delta: True when the arrays have no delta axis.
     dtype: float dtype of the results (default: that of reward_score).
+    estimator: "causal" or "score".
 
   Returns:
     {"tau": (mean, se, grads, ses), "error": (...)}: for E[tau] and P(error), the
     value [(D)], its standard error, and {"means": [(D), K], name: [(D)]} of
     gradients and of their standard errors.
   """
-  dtype = dtype or jnp.asarray(reward_score).dtype
-  per_delta = lambda a: jnp.asarray(a)[:, None] if scalar_delta else jnp.asarray(a)
+  if estimator not in ESTIMATORS:
+    raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
+  if trials.reward_score is None:
+    raise ValueError("the trials have no scores: run them with scores=True")
+  if estimator == "causal" and trials.causal_score is None:
+    raise ValueError('estimator="causal" needs the causal records (causal_score, '
+                     'score_cv) of a run with scores=True')
+  dtype = dtype or jnp.asarray(trials.reward_score).dtype
+  per_delta = lambda a: (jnp.asarray(a)[:, None] if scalar_delta else jnp.asarray(a)).astype(dtype)
   squeeze = (lambda a: a[0]) if scalar_delta else (lambda a: a)
-  scores = {"means": per_delta(reward_score).astype(dtype)}
-  scores.update({k: per_delta(v).astype(dtype)[..., None] for k, v in policy_score.items()})
+  # Per parameter: the score [n, D, P], and for "causal" the causal score [n, D, P]
+  # and the control variates [n, D, P, F].
+  scores = {"means": per_delta(trials.reward_score)}
+  scores.update({k: per_delta(v)[..., None] for k, v in trials.policy_score.items()})
+  if estimator == "causal":
+    causal = {"means": per_delta(trials.causal_score)}
+    causal.update({k: per_delta(v)[..., None]
+                   for k, v in trials.causal_policy_score.items()})
+    cvs = {"means": jnp.swapaxes(per_delta(trials.score_cv), -1, -2)}
+    cvs.update({k: per_delta(v)[..., None, :] for k, v in trials.policy_score_cv.items()})
   out = {}
-  for label, f in (("tau", tau), ("error", ~jnp.asarray(correct))):
-    f = per_delta(f).astype(dtype)
+  for label, f in (("tau", trials.tau), ("error", ~jnp.asarray(trials.correct))):
+    f = per_delta(f)
     value = jnp.mean(f, axis=0)
     se = jnp.std(f, axis=0, ddof=1) / jnp.sqrt(f.shape[0])
     grads, ses = {}, {}
     for name, score in scores.items():
-      g, g_se = likelihood_ratio(f, score)
+      if estimator == "score":
+        g, g_se = likelihood_ratio(f, score)
+      else:
+        y = causal[name] if label == "tau" else f[..., None] * score
+        g, g_se = cross_fitted(y, cvs[name])
       grads[name], ses[name] = (g, g_se) if name == "means" else (g[..., 0], g_se[..., 0])
     out[label] = (squeeze(value), squeeze(se), jax.tree.map(squeeze, grads),
                   jax.tree.map(squeeze, ses))
@@ -242,7 +353,8 @@ def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
     A `Difference`.
   """
   family, rule, threshold, means = _check(family, rule, threshold, means, n_trials)
-  params = dict(params or {})
+  inputs.check_positive("h", h)  # h = 0 would divide by 0: NaN
+  params = inputs.check_params(rule, params)
   if isinstance(wrt, str):
     inputs.check_runtime(rule, [wrt])
     base = params.get(wrt, rule.init(means.shape[-1])._asdict()[wrt])
@@ -262,4 +374,6 @@ def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
 
   tau, tau_se = difference(lambda r: r.tau)
   err, err_se = difference(lambda r: ~r.correct)
-  return Difference(mean_tau=tau, mean_tau_se=tau_se, error_rate=err, error_rate_se=err_se)
+  steps = sum(jnp.sum(r.steps) for r in runs)
+  return Difference(mean_tau=tau, mean_tau_se=tau_se, error_rate=err, error_rate_se=err_se,
+                    simulated_steps=steps)

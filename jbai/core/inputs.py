@@ -1,13 +1,35 @@
 """The inputs every entry point shares: names resolved, values checked.
 
-`simulate`, `rollout`, `estimate`, `finite_difference` and `trace` take a family,
-a rule and a threshold as objects or names, and the same run-time values; they
-resolve and check them here, so that a bad value gets the same clear error
-wherever it enters. Checks of values run where the values are concrete; under a
-caller's `jax.jit` a traced value passes through unchecked.
+`simulate`, `rollout`, `estimate`, `finite_difference`, `trace`, the oracle and
+the command line take a family, a rule and a threshold as objects or names, and
+the same run-time values; they resolve and check them here, so that a bad value
+gets the same one-line error wherever it enters: ValueError for a value out of
+range (naming the value as it was given), TypeError for a value of the wrong
+kind (a float where a count belongs, an int where a PRNG key belongs).
+
+Concrete and traced values. Checks of values run where the values are concrete.
+Under a caller's `jax.jit`, `jax.vmap` or `jax.grad` a traced value (the means,
+delta, max_steps, a runtime parameter) cannot be inspected and passes through
+unchecked: what it computes is then the caller's responsibility (a traced delta
+of 0 gives an infinite threshold and every trial at the cap, flagged by
+`hit_cap`; a NaN mean gives NaN statistics). Check the values once outside the
+traced function (`check_delta`, `check_means`, `check_params`) when they come
+from a user. Static values (n_trials, lanes, the family, rule and threshold) are
+always concrete and always checked.
+
+Confidence levels at any magnitude. The stopping thresholds need only
+log(1/delta), so a level is carried as log(1/delta) in float64 (`parse_delta`):
+a level typed as text ("1e-400") below float64's range, or a float below the
+simulation dtype's smallest normal number (float32: 1.2e-38, where delta itself
+rounds to 0), reaches the threshold as `jbai.thresholds.LogDelta`. Levels in the
+normal range reach it as before, so their thresholds are unchanged to the bit.
 """
 
-from typing import Optional
+import decimal
+import math
+import numbers
+import os
+from typing import NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
@@ -16,9 +38,15 @@ import numpy as np
 from jbai import families as families_lib
 from jbai import rules as rules_lib
 from jbai import thresholds as thresholds_lib
-from jbai.families.base import Family
+from jbai.families.base import Family, check_means
 from jbai.rules.base import Rule
-from jbai.thresholds import Threshold
+from jbai.thresholds import LogDelta, Threshold
+
+INT32_MAX = 2**31 - 1
+SEED_LIMIT = 2**63  # jax.random.key takes a seed in [-2^63, 2^63)
+
+# The domains of the rules' runtime parameters (the rule factories check the same).
+RUNTIME_DOMAINS = {"beta": (0.0, 1.0, "in (0, 1)"), "eps": (0.0, math.inf, "> 0 and finite")}
 
 
 def as_rule(rule) -> Rule:
@@ -55,25 +83,222 @@ def resolve(family, rule, threshold) -> tuple:
   return family, rule, threshold
 
 
+def shown(value) -> str:
+  """A value as a message names it: a concrete 0-d array as its number, long
+  values cut to 120 characters."""
+  if isinstance(value, float):  # np.float64, jax's typed literals: as plain numbers
+    value = float(value)
+  elif isinstance(value, int) and not isinstance(value, bool):
+    value = int(value)
+  elif getattr(value, "shape", None) == () and concrete(value):
+    try:
+      value = np.asarray(value).item()
+    except (TypeError, ValueError):  # a typed PRNG key, say
+      pass
+  text = repr(value)
+  return text if len(text) <= 120 else text[:117] + "..."
+
+
+# ---------------------------------------------------------------- delta
+
+class Levels(NamedTuple):
+  """Confidence levels, checked: each as a float64 and as log(1/delta)."""
+
+  values: np.ndarray   # [D] float64, delta (0.0 for a level typed below float64's range)
+  log_inv: np.ndarray  # [D] float64, log(1/delta) > 0
+  texts: tuple         # [D] str, each level as given (for messages and run specs)
+
+
+def _level(entry) -> tuple:
+  """(delta as float64, log(1/delta), text) of one level: a number or its text."""
+  if isinstance(entry, (bool, np.bool_)):
+    raise TypeError(f"delta must be a number in (0, 1), got {entry!r}")
+  if isinstance(entry, str):
+    text = entry.strip()
+    try:
+      exact = decimal.Decimal(text)
+    except decimal.InvalidOperation:
+      raise ValueError(f"delta must be a number in (0, 1), got {entry!r}") from None
+    if not (exact.is_finite() and 0 < exact < 1):
+      raise ValueError(f"delta must be in (0, 1), got {text}")
+    # log10(delta) = log10(mantissa) + exponent, exact at any exponent.
+    exponent = exact.adjusted()
+    mantissa = float(exact.scaleb(-exponent))
+    log_inv = -(math.log10(mantissa) + exponent) * math.log(10)
+    return float(exact), log_inv, text
+  if isinstance(entry, numbers.Number) or (isinstance(entry, np.ndarray) and entry.ndim == 0):
+    value = float(entry)
+    if not 0.0 < value < 1.0:
+      raise ValueError(f"delta must be in (0, 1), got {entry!r}" + (
+          " (a level below float64's range is given as text, e.g. '1e-400')"
+          if value == 0.0 else ""))
+    return value, -math.log(value), repr(value)
+  raise TypeError(f"delta must be a number in (0, 1) or a list of them, got {entry!r}")
+
+
+def parse_delta(delta) -> Levels:
+  """Checks delta (a level or a 1-d list of levels, numbers or their text) and
+  carries each as log(1/delta).
+
+  A level given as text keeps its digits at any magnitude ("1e-400"), and every
+  error names the level as it was given.
+
+  Args:
+    delta: a number or a string in (0, 1), or a 1-d sequence or array of them.
+
+  Returns:
+    `Levels`.
+
+  Raises:
+    ValueError: for a level outside (0, 1), NaN, or an empty or nested list.
+    TypeError: for a value that is not a number or its text.
+  """
+  if isinstance(delta, Levels):
+    return delta
+  if isinstance(delta, (str, numbers.Number)):
+    entries = [delta]
+  else:
+    arr = np.asarray(delta, dtype=object) if not isinstance(delta, jax.Array) else \
+        np.asarray(delta)
+    if arr.ndim > 1 or arr.size == 0:
+      raise ValueError(f"delta must be a number or a 1-d list of numbers, got {delta!r}")
+    entries = list(np.atleast_1d(arr))
+  parsed = [_level(e.item() if isinstance(e, np.generic) else e) for e in entries]
+  return Levels(np.array([p[0] for p in parsed], np.float64),
+                np.array([p[1] for p in parsed], np.float64), tuple(p[2] for p in parsed))
+
+
 def check_delta(delta) -> np.ndarray:
-  """Validates delta (a scalar or a vector), every entry in (0, 1)."""
-  arr = np.atleast_1d(np.asarray(delta, dtype=float))
-  if arr.ndim != 1 or arr.size == 0:
-    raise ValueError(f"delta must be a number or a 1-d list, got {delta!r}")
-  for d in arr:
-    if not 0.0 < d < 1.0:
-      raise ValueError(f"delta must be in (0, 1), got {float(d)!r}")
-  return arr
+  """Validates delta (a scalar or a vector, numbers or their text), every entry
+  in (0, 1); returns the levels as float64 (see `parse_delta`)."""
+  return parse_delta(delta).values
+
+
+def log_inv_delta(delta) -> np.ndarray:
+  """[D] float64 log(1/delta), exact for levels typed below float64's range."""
+  return parse_delta(delta).log_inv
+
+
+def _builtin(threshold: Threshold) -> bool:
+  """True for a threshold whose init takes a `LogDelta` (jbai's own)."""
+  return getattr(threshold.init, "__module__", "").startswith("jbai.thresholds")
+
+
+def threshold_params(threshold: Threshold, delta, num_arms: int, dtype):
+  """threshold.init for concrete levels `delta`, in `dtype`.
+
+  Levels in the dtype's normal range reach `init` as a [D] array, as they
+  always have (the thresholds are the same to the bit); smaller ones (float32:
+  below 1.2e-38, which would round to 0 and never let a trial stop) reach it as
+  `LogDelta`, log(1/delta) computed in float64 and rounded once.
+
+  Raises:
+    ValueError: for such a level with a threshold of the user's, whose init
+      takes delta itself (naming the level and the ways around).
+  """
+  levels = parse_delta(delta)
+  if np.all(levels.values >= np.finfo(dtype).tiny):
+    return threshold.init(jnp.asarray(levels.values, dtype), num_arms)
+  if not _builtin(threshold):
+    small = levels.texts[int(np.argmin(levels.values))]
+    raise ValueError(
+        f"delta {small} is below {np.dtype(dtype).name}'s smallest normal number "
+        f"{np.finfo(dtype).tiny:.3g}, and threshold {threshold.name!r} takes delta itself; "
+        "use a built-in threshold (they take log(1/delta)) or JAX_ENABLE_X64=1")
+  return threshold.init(LogDelta(jnp.asarray(levels.log_inv, dtype)), num_arms)
+
+
+# ---------------------------------------------------------------- counts and keys
+
+def check_count(name: str, value, minimum: int = 1, maximum: int = INT32_MAX) -> int:
+  """A whole number in [minimum, maximum] as an int: 2.0 and np.int64(2) pass;
+  2.5, True, NaN and "2" do not (nothing is truncated).
+
+  Raises:
+    TypeError: for a value that is not a whole number.
+    ValueError: for one outside [minimum, maximum].
+  """
+  if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+    if not (isinstance(value, (np.ndarray, jax.Array)) and np.ndim(value) == 0 and
+            concrete(value) and np.issubdtype(np.asarray(value).dtype, np.number)):
+      raise TypeError(f"{name} must be a whole number, got {shown(value)}")
+    value = np.asarray(value).item()
+  if not (math.isfinite(value) and value == int(value)):
+    raise (TypeError if not math.isfinite(value) else ValueError)(
+        f"{name} must be a whole number, got {value!r}")
+  n = int(value)
+  if n < minimum:
+    raise ValueError(f"{name} must be >= {minimum}, got {value!r}")
+  if n > maximum:
+    raise ValueError(f"{name} must be <= {maximum}, got {value!r}")
+  return n
 
 
 def check_trials(n_trials, minimum: int = 1) -> int:
-  """n_trials as an int, at least `minimum`."""
-  n = int(n_trials)
+  """n_trials as an int, at least `minimum` (2.5 is refused, not truncated)."""
+  n = check_count("n_trials", n_trials, 1, 2**62)  # the int32 bound: check_total
   if n < minimum:
-    why = " for a standard error" if minimum > 1 else ""
-    raise ValueError(f"n_trials must be >= {minimum}{why}, got {n_trials!r}")
+    raise ValueError(f"n_trials must be >= {minimum} for a standard error, got {n_trials!r}")
   return n
 
+
+def check_total(what: str, n_results: int, bytes_per_result: int) -> int:
+  """The trials of a run in all: within memory (`check_memory`), then within
+  int32 (trial indices are int32 in the compiled program)."""
+  check_memory(f"{what} of {n_results} trials", n_results, bytes_per_result)
+  return check_count(f"{what}'s trials in all (int32 indices)", n_results, 1, INT32_MAX)
+
+
+def check_max_steps(max_steps):
+  """max_steps, a whole number in [1, 2^31 - 1) where concrete; a traced value
+  passes through (see the module docstring)."""
+  if not concrete(max_steps):
+    return max_steps
+  return check_count("max_steps", max_steps, 1, INT32_MAX - 1)
+
+
+def check_lanes(lanes) -> Optional[int]:
+  """lanes, None (the default) or a whole number >= 1."""
+  return None if lanes is None else check_count("lanes", lanes, 1)
+
+
+def check_key(key) -> jax.Array:
+  """A PRNG key: a typed key (jax.random.key) of shape () or a raw uint32 key
+  (jax.random.PRNGKey) of shape (2,) or (4,).
+
+  Raises:
+    TypeError: for anything else (an int seed, say), naming it.
+  """
+  dtype = getattr(key, "dtype", None)
+  if dtype is not None and jnp.issubdtype(dtype, jax.dtypes.prng_key):
+    if key.shape != ():
+      raise ValueError(f"key must be a single PRNG key of shape (), got shape {key.shape}"
+                       " (vmap over keys)")
+    return key
+  if (dtype is not None and np.dtype(dtype) == np.uint32 and
+      tuple(np.shape(key)) in ((2,), (4,))):
+    return key
+  raise TypeError(f"key must be a PRNG key such as jax.random.key(0), got {shown(key)}")
+
+
+def check_seed(seed) -> int:
+  """A seed for jax.random.key: a whole number in [0, 2^63)."""
+  return check_count("seed", seed, 0, SEED_LIMIT - 1)
+
+
+def check_positive(name: str, value) -> float:
+  """A finite number > 0 (a finite-difference step, say) where concrete."""
+  if not concrete(value):
+    return value
+  if isinstance(value, (bool, np.bool_)) or np.ndim(value) != 0:
+    raise TypeError(f"{name} must be a number > 0, got {shown(value)}")
+  v = float(value)
+  if not (math.isfinite(v) and v > 0):
+    raise ValueError(f"{name} must be a finite number > 0, got {shown(value)}")
+  return value
+
+
+# ---------------------------------------------------------------- the rule's parameters
 
 def check_runtime(rule: Rule, names) -> None:
   """Raises ValueError for a name that is not a runtime parameter of the rule."""
@@ -83,15 +308,143 @@ def check_runtime(rule: Rule, names) -> None:
                      f"its runtime parameters are {list(rule.runtime)}")
 
 
+def check_params(rule: Rule, params: Optional[dict]) -> dict:
+  """The rule's runtime parameters {name: value}, checked: each a runtime
+  parameter of the rule, a scalar (vmap for several values) and, where concrete,
+  in its domain (beta in (0, 1), eps > 0 and finite: the rule factories' checks).
+  Traced values pass through."""
+  if params is None:
+    return {}
+  if not isinstance(params, dict):
+    raise TypeError(f"params must be a dict {{name: value}}, got {params!r}")
+  check_runtime(rule, params)
+  for name, value in params.items():
+    if not concrete(value):
+      continue
+    if isinstance(value, (bool, np.bool_)) or not (
+        isinstance(value, numbers.Real) or np.issubdtype(np.asarray(value).dtype, np.number)):
+      raise TypeError(f"params[{name!r}] must be a number, got {shown(value)}")
+    if np.ndim(value) != 0:
+      raise ValueError(f"params[{name!r}] must be a scalar (jax.vmap over several values), "
+                       f"got shape {np.shape(value)}")
+    lo, hi, text = RUNTIME_DOMAINS.get(name, (-math.inf, math.inf, "finite"))
+    v = float(value)
+    if not (lo < v < hi) or math.isnan(v):
+      raise ValueError(f"{name} must be {text}, got {shown(value)}")
+  return dict(params)
+
+
 def initial_rule_state(rule: Rule, num_arms: int, params: Optional[dict]):
-  """rule.init(num_arms) with the runtime parameters `params` (possibly traced)
-  in place of the values the rule was built with."""
+  """rule.init(num_arms) with the runtime parameters `params` (checked where
+  concrete, possibly traced) in place of the values the rule was built with."""
   state = rule.init(num_arms)
+  params = check_params(rule, params)
   if params:
-    check_runtime(rule, params)
     state = state._replace(
         **{k: jnp.asarray(v, getattr(state, k).dtype) for k, v in params.items()})
   return state
+
+
+# ---------------------------------------------------------------- means
+
+def check_table(family: Family, means, dtype=None) -> np.ndarray:
+  """Concrete means checked (`jbai.families.base.check_means`, ties judged in
+  the simulation's float dtype too), as a float64 array."""
+  return check_means(family, means, dtype=dtype or jnp.result_type(float))
+
+
+def check_separable(family: Family, table: np.ndarray) -> list:
+  """(w, Gamma) of the exact oracle for each instance of the [I, K] table, after
+  checking that Gamma(nu) > 0: the best arm can be told apart in the simulation's
+  float dtype. Means distinct in float64 but equal in float32 (1, 1 + 1e-8), a
+  gap whose divergence rounds to 0, or an infinite sigma give Gamma(nu) = 0, so
+  that no trial could stop and T*(nu) would be infinite: refused before a run.
+
+  Raises:
+    ValueError: naming the instance.
+  """
+  from jbai.oracle import optimal
+  out = []
+  for row in table:
+    w, gam = optimal(family, row)
+    if not (math.isfinite(gam) and gam > 0):
+      raise ValueError(
+          f"the best arm of means {row.tolist()} cannot be told apart in "
+          f"{np.dtype(jnp.result_type(float)).name} by the {family!r} family: Gamma(nu) = "
+          f"{gam!r}, T*(nu) is infinite; separate the best arm more (or use JAX_ENABLE_X64=1)")
+    out.append((w, gam))
+  return out
+
+
+# ---------------------------------------------------------------- memory
+
+MEMORY_ENV = "JBAI_MEMORY_LIMIT"
+
+
+def _parse_bytes(text: str) -> int:
+  units = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+  t = text.strip().upper().rstrip("B").rstrip("I")
+  unit = t[-1] if t and t[-1] in units else ""
+  try:
+    return int(float(t[:len(t) - len(unit)]) * units[unit])
+  except ValueError:
+    raise ValueError(f"{MEMORY_ENV}={text!r} is not a size such as 64G or 500M") from None
+
+
+def memory_limit() -> tuple:
+  """(bytes a run's results may take, where that limit comes from): the
+  environment variable JBAI_MEMORY_LIMIT (64G, 500M, bytes) if set, else the
+  memory available now (/proc/meminfo's MemAvailable; 16 GiB if unknown)."""
+  if os.environ.get(MEMORY_ENV):
+    return _parse_bytes(os.environ[MEMORY_ENV]), f"{MEMORY_ENV}"
+  try:
+    with open("/proc/meminfo", encoding="ascii") as f:
+      for line in f:
+        if line.startswith("MemAvailable:"):
+          return int(line.split()[1]) * 1024, "the memory available now"
+  except OSError:
+    pass
+  return 16 * 2**30, "a default of 16 GiB"
+
+
+def _size(n: float) -> str:
+  for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
+    if n < 1000 or unit == "PB":
+      return f"{n:.3g} {unit}"
+    n /= 1000
+  return f"{n:.3g} PB"
+
+
+def check_memory(what: str, n_results: int, bytes_per_result: int, copies: int = 3) -> int:
+  """Refuses a run whose per-trial results would not fit in memory, before it starts.
+
+  A run's result arrays are O(trials): `n_results` rows of `bytes_per_result`
+  bytes, held about `copies` times at once (the arrays being filled, the records
+  of a chunk, the finished arrays handed back).
+
+  Returns:
+    The estimate in bytes.
+
+  Raises:
+    ValueError: naming the estimate, the limit and how to raise it.
+  """
+  need = int(n_results) * int(bytes_per_result) * copies
+  limit, source = memory_limit()
+  if need > limit:
+    raise ValueError(
+        f"{what} needs about {_size(need)} of memory for its per-trial results, more than "
+        f"the limit of {_size(limit)} ({source}); run fewer trials per call, or set "
+        f"{MEMORY_ENV} (e.g. {MEMORY_ENV}=64G) to raise the limit")
+  return need
+
+
+def trial_bytes(num_arms: int, n_deltas: int, scores: bool, stat_dim: int = 2) -> int:
+  """Bytes of one trial's results: index, tau, answer, correct, hit_cap, counts,
+  steps (4 bytes each) and, with scores, final_stats, reward and policy scores."""
+  n = 2 + 4 * n_deltas + num_arms
+  if scores:
+    n += num_arms * stat_dim + n_deltas * num_arms + 2 * n_deltas
+  return 4 * n
 
 
 def raw_key(key) -> jax.Array:

@@ -18,7 +18,10 @@ Each step of a running lane, with the statistics of the t rewards so far:
      statistics are updated.
 
 With scores, each lane also records the likelihood-ratio scores of its stopped
-trajectory (`Scores`), from which `jbai.estimate` builds gradients.
+trajectory (`Scores`), from which `jbai.estimate` builds gradients: the score
+S_tau, and for the causal estimator of d E[tau] the sum of the running scores
+sum_{t < tau} S_t and the control variates sum_{s < tau} s_s phi_k(state_s)
+(`features`), where s_s = S_{s+1} - S_s is the score of step s's choice and reward.
 """
 
 from typing import Any, NamedTuple
@@ -45,6 +48,19 @@ class Scores(NamedTuple):
   running: Any        # [K] float, reward score so far (() when the family has `score`)
   reward: jax.Array   # [D, K] float, reward score at each delta's stopping time
   policy: Any         # {name: [D] float}, the rule's score at each stopping time
+  # The causal estimator (jbai.core.estimate): with S_t the score after t steps and
+  # s_t = S_{t+1} - S_t the score of step t, each delta records at its stopping time
+  # tau the causal score sum_{t < tau} S_t = sum_{s < tau} s_s (tau - s - 1) and the
+  # control variates sum_{s < tau} s_s phi_k(state_s), k < F (see `features`).
+  causal_reward: Any = ()  # [D, K] float, sum_{t < tau} S_t (reward part)
+  causal_policy: Any = ()  # {name: [D] float}, the same for the rule's score
+  cv_reward: Any = ()      # [D, F, K] float, sum_{s < tau} s_s phi_k(state_s)
+  cv_policy: Any = ()      # {name: [D, F] float}
+  sum_reward: Any = ()     # [K] float, sum_{u < t} S_u so far
+  sum_policy: Any = ()     # {name: [] float}
+  mix_reward: Any = ()     # [D, F, K] float, sum_{u < t} S_u (phi_{u-1} - phi_u) so far
+  mix_policy: Any = ()     # {name: [D, F] float}
+  phi_prev: Any = ()       # [D, F] float, the features of the previous step
 
 
 class Lane(NamedTuple):
@@ -102,14 +118,41 @@ def policy_score(rule: Rule, state) -> dict:
   return {} if rule.score is None else dict(rule.score(state))
 
 
+N_FEATURES = 4  # features of the state for the control variates (`features`)
+
+
+def features(t: jax.Array, glr: jax.Array, beta: jax.Array) -> jax.Array:
+  """[D, F] features phi_k of a lane's state at step t, per delta, for the
+  state-dependent baselines of the causal estimator: 1, t, min(Lambda_t, beta_t)
+  (the GLLR's progress towards the threshold) and t beta_t / max(Lambda_t, 1) (the
+  stopping time that a GLLR growing linearly in t would reach, a guess of tau).
+  Any function of the state before step t's choice gives an unbiased estimator;
+  a non-finite value (the threshold before any reward) enters as 0."""
+  t = jnp.asarray(t, beta.dtype)
+  glr = jnp.broadcast_to(jnp.asarray(glr, beta.dtype), beta.shape)
+  phi = jnp.stack([jnp.ones_like(beta), jnp.broadcast_to(t, beta.shape),
+                   jnp.minimum(glr, beta), t * beta / jnp.maximum(glr, 1.0)], axis=-1)
+  return jnp.where(jnp.isfinite(phi), phi, 0.0)
+
+
 def initial_scores(family: Family, rule: Rule, config: Config, num_arms: int,
                    n_deltas: int) -> Scores:
   dtype = config.means.dtype
   zeros = jnp.zeros((n_deltas,), dtype)
+  names = policy_score(rule, config.rule_state)
+  per_feature = jnp.zeros((n_deltas, N_FEATURES), dtype)
+  reward_features = jnp.zeros((n_deltas, N_FEATURES, num_arms), dtype)
   return Scores(
       running=() if family.score is not None else jnp.zeros(num_arms, dtype),
       reward=jnp.zeros((n_deltas, num_arms), dtype),
-      policy={k: zeros for k in policy_score(rule, config.rule_state)})
+      policy={k: zeros for k in names},
+      causal_reward=jnp.zeros((n_deltas, num_arms), dtype),
+      causal_policy={k: zeros for k in names},
+      cv_reward=reward_features, cv_policy={k: per_feature for k in names},
+      sum_reward=jnp.zeros(num_arms, dtype),
+      sum_policy={k: jnp.zeros((), dtype) for k in names},
+      mix_reward=reward_features, mix_policy={k: per_feature for k in names},
+      phi_prev=per_feature)
 
 
 def start(family: Family, rule: Rule, config: Config, index, num_arms: int,
@@ -136,16 +179,41 @@ def _keep(advance, new, old):
 
 
 def _record_scores(family: Family, rule: Rule, lane: Lane, at_stop, advance, arm,
-                   reward) -> Scores:
+                   reward, phi) -> Scores:
   """The lane's scores after this step: each delta records them at its stopping
   time (at the cap: at the end), and, for a family without a closed-form score,
-  the running reward score adds d/dmu log pi(reward | mu_arm)."""
+  the running reward score adds d/dmu log pi(reward | mu_arm).
+
+  With S_t the score after the t rewards so far (`now`) and phi_t the [D, F]
+  features of this state, the causal accumulators follow from summation by parts:
+  sum_{s < tau} s_s phi_s = S_tau phi_{tau-1} + sum_{u < tau} S_u (phi_{u-1} - phi_u),
+  so a step records sum_{u < t} S_u and mix_t + S_t phi_{t-1} (mix_t the running
+  sum_{u < t} S_u (phi_{u-1} - phi_u)) at a stop, then, if it advances, adds S_t
+  to the first and S_t (phi_{t-1} - phi_t) to mix (S_0 = 0, so phi_{-1} is moot)."""
   scores, stats = lane.scores, lane.stats
   now = reward_score(family, stats, lane.means, scores.running)
+  policy_now = policy_score(rule, lane.rule_state)
+  stop_dk = at_stop[:, None]
+  stop_dfk = at_stop[:, None, None]
+  step_phi = scores.phi_prev - phi  # [D, F]
   scores = scores._replace(
-      reward=jnp.where(at_stop[:, None], now, scores.reward),
-      policy={k: jnp.where(at_stop, v, scores.policy[k])
-              for k, v in policy_score(rule, lane.rule_state).items()})
+      reward=jnp.where(stop_dk, now, scores.reward),
+      policy={k: jnp.where(at_stop, v, scores.policy[k]) for k, v in policy_now.items()},
+      causal_reward=jnp.where(stop_dk, scores.sum_reward, scores.causal_reward),
+      causal_policy={k: jnp.where(at_stop, scores.sum_policy[k], scores.causal_policy[k])
+                     for k in policy_now},
+      cv_reward=jnp.where(stop_dfk, scores.mix_reward + scores.phi_prev[..., None] * now,
+                          scores.cv_reward),
+      cv_policy={k: jnp.where(stop_dk, scores.mix_policy[k] + scores.phi_prev * v,
+                              scores.cv_policy[k]) for k, v in policy_now.items()},
+      sum_reward=jnp.where(advance, scores.sum_reward + now, scores.sum_reward),
+      sum_policy={k: jnp.where(advance, scores.sum_policy[k] + v, scores.sum_policy[k])
+                  for k, v in policy_now.items()},
+      mix_reward=jnp.where(advance, scores.mix_reward + step_phi[..., None] * now,
+                           scores.mix_reward),
+      mix_policy={k: jnp.where(advance, scores.mix_policy[k] + step_phi * v,
+                               scores.mix_policy[k]) for k, v in policy_now.items()},
+      phi_prev=jnp.where(advance, phi, scores.phi_prev))
   if family.score is None:
     d_log_pi = jax.grad(family.log_density, argnums=1)(reward, lane.means[arm])
     one_hot = jnp.arange(lane.means.shape[-1]) == arm
@@ -176,7 +244,9 @@ def step(family: Family, rule: Rule, threshold, config: Config, lane: Lane):
   scores = lane.scores
   if scores:
     at_stop = crossed | (ends & (tau == 0))
-    scores = _record_scores(family, rule, lane, at_stop, advance, arm, reward)
+    thresholds = jnp.broadcast_to(beta, tau.shape).astype(lane.means.dtype)
+    scores = _record_scores(family, rule, lane, at_stop, advance, arm, reward,
+                            features(stats.t, glr, thresholds))
   lane = lane._replace(stats=_keep(advance, observe(family, stats, arm, reward), stats),
                        rule_state=_keep(advance, rule_state, lane.rule_state),
                        tau=tau, answer=answer, done=lane.done | ends, scores=scores)

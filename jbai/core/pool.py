@@ -35,8 +35,10 @@ class Slots(NamedTuple):
   answer: jax.Array   # [M, D] int32
   counts: jax.Array   # [M, K] int32, final counts
   steps: jax.Array    # [M] int32, length of the trial
-  extra: dict         # with scores: final_stats [M, K, S], reward_score [M, D, K] and
-                      # "policy_score.<name>" [M, D]; else empty
+  extra: dict         # with scores: final_stats [M, K, S], reward_score [M, D, K],
+                      # "policy_score.<name>" [M, D], causal_score [M, D, K], score_cv
+                      # [M, D, F, K], "causal_policy_score.<name>" [M, D] and
+                      # "policy_score_cv.<name>" [M, D, F]; else empty
 
 
 class Pool(NamedTuple):
@@ -61,6 +63,11 @@ def _lane_extra(lanes: Lane) -> dict:
     return {}
   extra = {"final_stats": lanes.stats.stats, "reward_score": lanes.scores.reward}
   extra.update({f"policy_score.{k}": v for k, v in lanes.scores.policy.items()})
+  # The causal estimator's records (jbai.core.lane.Scores).
+  extra.update({"causal_score": lanes.scores.causal_reward,
+                "score_cv": lanes.scores.cv_reward})
+  extra.update({f"causal_policy_score.{k}": v for k, v in lanes.scores.causal_policy.items()})
+  extra.update({f"policy_score_cv.{k}": v for k, v in lanes.scores.cv_policy.items()})
   return extra
 
 

@@ -6,7 +6,9 @@ trial's length, answer = -1, `hit_cap` set and the answer counted as not
 correct. `shaped` gives the flat per-trial arrays their leading axes.
 """
 
-PER_DELTA = ("tau", "answer", "correct", "hit_cap", "reward_score")
+PER_DELTA = ("tau", "answer", "correct", "hit_cap", "reward_score", "causal_score",
+             "score_cv")
+PER_DELTA_PREFIXES = ("policy_score.", "causal_policy_score.", "policy_score_cv.")
 
 
 def finish(xp, raw: dict, table, n_trials: int) -> dict:
@@ -28,12 +30,13 @@ def shaped(flat: dict, lead: tuple, scalar_delta: bool) -> dict:
   out = {}
   for name, a in flat.items():
     a = a.reshape(lead + a.shape[1:])
-    if scalar_delta and (name in PER_DELTA or name.startswith("policy_score.")):
+    if scalar_delta and (name in PER_DELTA or name.startswith(PER_DELTA_PREFIXES)):
       a = a[(slice(None),) * len(lead) + (0,)]
     out[name] = a
   return out
 
 
-def policy_scores(out: dict) -> dict:
-  """{name: array} of the "policy_score.<name>" records."""
-  return {k.split(".", 1)[1]: v for k, v in out.items() if k.startswith("policy_score.")}
+def policy_scores(out: dict, prefix: str = "policy_score.") -> dict:
+  """{name: array} of the "<prefix><name>" records ("policy_score.", or
+  "causal_policy_score." and "policy_score_cv." for the causal estimator)."""
+  return {k[len(prefix):]: v for k, v in out.items() if k.startswith(prefix)}

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbai.core import inputs, pool as pool_lib, records
+from jbai.core import guard, inputs, pool as pool_lib, records
 from jbai.core.lane import Config
 from jbai.families.base import check_means
 
@@ -41,6 +41,10 @@ class Rollout(NamedTuple):
   final_stats: Any = None   # float [..., K, S], sufficient statistics at the end (scores only)
   reward_score: Any = None  # float [..., (D), K], sum_{t < tau} d/dmu_i log pi(X_t | mu_{A_t})
   policy_score: Any = None  # {name: float [..., (D)]}, the rule's score at tau (Rule.score)
+  causal_score: Any = None  # float [..., (D), K], sum_{t < tau} S_t (S_t: score after t steps)
+  score_cv: Any = None      # float [..., (D), F, K], sum_{s < tau} s_s phi_k(state_s) (lane.py)
+  causal_policy_score: Any = None  # {name: float [..., (D)]}, sum_{t < tau} of the rule's score
+  policy_score_cv: Any = None      # {name: float [..., (D), F]}, its control variates
 
 
 def from_records(flat: dict, lead: tuple, scalar_delta: bool, scores: bool) -> Rollout:
@@ -49,7 +53,12 @@ def from_records(flat: dict, lead: tuple, scalar_delta: bool, scores: bool) -> R
   return Rollout(tau=out["tau"], answer=out["answer"], correct=out["correct"],
                  hit_cap=out["hit_cap"], counts=out["counts"], steps=out["steps"],
                  final_stats=out.get("final_stats"), reward_score=out.get("reward_score"),
-                 policy_score=records.policy_scores(out) if scores else None)
+                 policy_score=records.policy_scores(out) if scores else None,
+                 causal_score=out.get("causal_score"), score_cv=out.get("score_cv"),
+                 causal_policy_score=(records.policy_scores(out, "causal_policy_score.")
+                                      if scores else None),
+                 policy_score_cv=(records.policy_scores(out, "policy_score_cv.")
+                                  if scores else None))
 
 
 @functools.lru_cache(maxsize=64)
@@ -102,7 +111,8 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
   `jax.jit` and `jax.vmap`: over instances, over delta, over the rule's runtime
   parameters (`params`), over keys; family, rule, threshold, n_trials, lanes,
   scores and the shapes of means and delta are static, everything else is a
-  runtime value.
+  runtime value. Concrete values are checked (`jbai.core.inputs`: ValueError or
+  TypeError naming the value); traced ones pass through unchecked.
 
   Args:
     key: PRNG key.
@@ -112,7 +122,8 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
     delta: confidence level, or a [D] vector of levels (one trajectory serves all).
     n_trials: trials per instance (static).
     threshold: a `Threshold` or a name.
-    max_steps: cap on a trial's length.
+    max_steps: cap on a trial's length, a whole number in [1, 2^31 - 1) (checked
+      when concrete).
     params: the rule's runtime parameters, {name: value} (e.g. {"beta": b} for a
       top-two rule, {"eps": e} for TCB): they replace the values the rule was
       built with, and may be traced (vmap, grad).
@@ -128,26 +139,37 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
     ...               jbai.rules.t3c(), 0.1, 64, params={"beta": b}).tau.mean())
     >>> taus = jax.vmap(run)(jnp.array([0.3, 0.5]))
   """
+  key = inputs.check_key(key)
+  # No silent zero derivative of tau, answer or counts (jbai.core.guard).
+  means, delta, params = guard.no_pathwise("jbai.rollout", means, delta, params)
   family, rule, threshold = inputs.resolve(family, rule, threshold)
   dtype = jnp.zeros(()).dtype
   if inputs.concrete(means):
-    check_means(family, means)
-  if inputs.concrete(delta):
-    inputs.check_delta(delta)
+    check_means(family, means, dtype)
   means = jnp.asarray(means, dtype)
   if means.ndim not in (1, 2):
     raise ValueError(f"means must have shape [K] or [I, K], got shape {means.shape}")
   n_trials = inputs.check_trials(n_trials)
+  max_steps = inputs.check_max_steps(max_steps)
+  lanes = inputs.check_lanes(lanes)
   table = means.reshape(-1, means.shape[-1])
   n_inst, num_arms = table.shape
-  deltas = jnp.atleast_1d(jnp.asarray(delta, dtype))
+  if inputs.concrete(delta):
+    # log(1/delta) carried where delta is below the dtype's range (inputs.threshold_params).
+    n_deltas = len(inputs.check_delta(delta))
+    thr_params = inputs.threshold_params(threshold, delta, num_arms, dtype)
+  else:  # traced: see inputs' docstring
+    deltas = jnp.atleast_1d(jnp.asarray(delta, dtype))
+    n_deltas, thr_params = deltas.shape[0], threshold.init(deltas, num_arms)
+  inputs.check_total("jbai.rollout", n_inst * n_trials,
+                     inputs.trial_bytes(num_arms, n_deltas, bool(scores)))
   config = Config(key=inputs.raw_key(key), means=table,
                   n_trials=jnp.asarray(n_trials, jnp.int32),
                   max_steps=jnp.asarray(max_steps, jnp.int32),
-                  thr_params=threshold.init(deltas, num_arms),
+                  thr_params=thr_params,
                   rule_state=inputs.initial_rule_state(rule, num_arms, params))
   total = n_inst * n_trials
-  run = _program(family, rule.program(), threshold, num_arms, deltas.shape[0], total,
+  run = _program(family, rule.program(), threshold, num_arms, n_deltas, total,
                  int(lanes or pool_lib.default_lanes(total)), bool(scores))
   flat = records.finish(jnp, run(config), table, n_trials)
   lead = (n_inst, n_trials) if means.ndim == 2 else (n_trials,)

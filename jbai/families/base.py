@@ -153,38 +153,58 @@ def tiny(x: ArrayLike) -> jax.Array:
   return jnp.asarray(jnp.finfo(dtype).tiny ** 0.5, dtype)
 
 
-def check_means(family: Family, means) -> np.ndarray:
+def check_means(family: Family, means, dtype=None) -> np.ndarray:
   """Validates bandit means at the Python boundary.
+
+  Ties are judged in float64 and in `dtype`, the float dtype the simulation
+  runs in (default: JAX's default float dtype, float32 unless x64 is enabled):
+  means distinct in float64 but equal in float32 (1 and 1 + 1e-8) would run
+  every trial to the cap.
 
   Args:
     family: the reward family.
     means: [K] or [I, K] arm means.
+    dtype: the float dtype of the simulation (default: JAX's default float).
 
   Returns:
     The means as a float numpy array.
 
   Raises:
-    ValueError: naming the bad value, for fewer than two arms, a NaN, a mean
-      outside Theta, or a tie for the best arm.
+    ValueError: naming the bad value, for fewer than two arms or no instance, a
+      NaN or infinite mean, a mean outside Theta, or a tie for the best arm.
+    TypeError: for means that are not numbers.
   """
-  arr = np.asarray(means, dtype=float)
+  try:
+    arr = np.asarray(means, dtype=float)
+  except (TypeError, ValueError):
+    raise TypeError(f"means must be a [K] or [I, K] array of numbers, got {means!r}"[:200]) \
+        from None
   if arr.ndim not in (1, 2):
     raise ValueError(f"means must have shape [K] or [I, K], got shape {arr.shape}")
+  if arr.shape[-1] < 2:
+    raise ValueError(f"need at least two arms, got K={arr.shape[-1]}: {arr.tolist()}")
   rows = arr.reshape(-1, arr.shape[-1])
   if rows.shape[-1] < 2:
     raise ValueError(f"need at least two arms, got K={rows.shape[-1]}: {arr.tolist()}")
+  if rows.shape[0] == 0:
+    raise ValueError(f"means must hold at least one instance, got shape {arr.shape}")
+  dtype = np.dtype(dtype or jnp.result_type(float))
   for row in rows:
     if np.isnan(row).any():
       raise ValueError(f"means contain NaN: {row.tolist()}")
+    if not np.isfinite(row).all():
+      raise ValueError(f"means must be finite, got {row.tolist()}")
     bad = row[(row < family.lo) | (row > family.hi)]
     if bad.size:
       raise ValueError(
           f"mean {float(bad[0])!r} is outside Theta = [{family.lo}, {family.hi}] of the "
           f"{family.name} family (means {row.tolist()})")
-    top = row.max()
-    if np.sum(row == top) > 1:
-      raise ValueError(
-          f"tie for the best arm at mean {float(top)!r}: arms "
-          f"{np.flatnonzero(row == top).tolist()} of {row.tolist()}; the best arm "
-          "must be unique")
+    for typed in (row, row.astype(dtype)):
+      top = typed.max()
+      if np.sum(typed == top) > 1:
+        where = "" if typed is row else f" in {dtype.name}"
+        raise ValueError(
+            f"tie for the best arm at mean {float(top)!r}{where}: arms "
+            f"{np.flatnonzero(typed == top).tolist()} of {row.tolist()}; the best arm "
+            "must be unique")
   return arr

@@ -3,16 +3,19 @@
   atomic_write   a file whole or not at all: a temporary file in the same folder,
                  fsynced, then renamed over the target (`os.replace`); write_text,
                  write_json and write_csv are built on it.
-  JsonLines      an append-only file of JSON records, one a line, read back on
-                 opening: the finished trials of `jbai run --out` and the job
-                 records of `jbai reproduce`.
+  JsonLines      an append-only file of JSON records, one a line, each with a
+                 checksum, read back on opening: the finished trials of `jbai run
+                 --out` and the job records of `jbai reproduce`.
+  check_output   a file can be written at a path (checked before any work).
   Progress       a text progress bar on stderr, over one task or a sequence of tasks.
 """
 
 import csv
+import hashlib
 import json
 import os
 import sys
+import tempfile
 import time
 from typing import IO, Callable, Iterable, Optional
 
@@ -76,14 +79,46 @@ def write_csv(path: str, header: list, rows: Iterable[list]) -> str:
 
 # ---------------------------------------------------------------- JSON lines
 
+def checksum(record: dict) -> str:
+  """The checksum of a record: 16 hex digits of the SHA-256 of its canonical
+  JSON (keys sorted, no spaces) without its own "sum" field."""
+  body = {k: v for k, v in record.items() if k != SUM}
+  text = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=True)
+  return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+SUM = "sum"  # the field of a record that holds its checksum
+
+
+class DamagedLine(ValueError):
+  """A line of a JSON-lines file that cannot be used, named by file and line."""
+
+  def __init__(self, path: str, line: int, why: str, hint: str = ""):
+    super().__init__(f"{path} line {line}: {why}{hint}")
+    self.path, self.line, self.why = path, line, why
+
+
 class JsonLines:
   """An append-only file of records (JSON objects), one a line, read back on opening.
 
   A record is appended as one whole line and flushed (and fsynced, with
   `fsync`), so that a killed process leaves at most a truncated last line:
   opening the file drops it, from memory and from the file, and the next record
-  starts on a line of its own. A line that is not a JSON object, or a record
-  without the `key` field, is skipped.
+  starts on a line of its own.
+
+  Each record is written with its checksum (`checksum`, in the field "sum"):
+  a line that is not UTF-8, not JSON, not an object, without the `key` field,
+  or whose checksum does not match (it was altered), is damaged. What happens
+  then is `on_damage`:
+
+    "skip"      the line is left out (and listed in `damaged`): a store whose
+                records are only results to recompute (`jbai reproduce`);
+    "raise"     `DamagedLine`, one line naming the file, the line and the fault;
+    "truncate"  the file is cut before the first damaged line, and that line
+                and every later one are dropped (their work is recomputed).
+
+  Lines written before checksums existed (no "sum" field) are read as before
+  unless `require_sum`.
 
   Args:
     path: the file, or None to keep the records in memory only.
@@ -91,12 +126,17 @@ class JsonLines:
       record of that name, read or appended.
     fsync: fsync after each record, so that it also survives a crash of the
       machine (one system call per record: for records that are few and costly).
-    check: called with each record read from the file, in order; raising
-      ValueError refuses the file.
+    check: called with each record read from the file, in order; a ValueError
+      it raises refuses the file (a `DamagedLine` it raises, whose file and line
+      are filled in here, is handled as `on_damage` says).
+    on_damage: "skip", "raise" or "truncate" (see above).
+    require_sum: a line without a checksum is damaged.
+    hint: appended to the message of a damaged line with "raise" (what to do).
 
   Attributes:
     records: {name: last record of that name}.
     loaded: the number of records read from the file.
+    damaged: [DamagedLine] of the lines skipped or dropped.
 
   Example:
     >>> store = JsonLines("/tmp/runs.jsonl")
@@ -106,32 +146,69 @@ class JsonLines:
   """
 
   def __init__(self, path: Optional[str], key: str = "key", fsync: bool = True,
-               check: Optional[Callable[[dict], None]] = None):
+               check: Optional[Callable[[dict], None]] = None, on_damage: str = "skip",
+               require_sum: bool = False, hint: str = ""):
+    if on_damage not in ("skip", "raise", "truncate"):
+      raise ValueError(f"on_damage must be 'skip', 'raise' or 'truncate', got {on_damage!r}")
     self.path, self.key, self.fsync = path, key, fsync
-    self.records, self.loaded = {}, 0
+    self.on_damage, self.require_sum, self.hint = on_damage, require_sum, hint
+    self.records, self.loaded, self.damaged = {}, 0, []
     if path and os.path.exists(path):
-      for record in self._read():
-        if check is not None:
-          check(record)
-        self.records[record[key]] = record
-        self.loaded += 1
+      self._load(check)
 
-  def _read(self) -> list:
+  def _parse(self, number: int, raw: bytes) -> dict:
+    """The record of one line, or DamagedLine naming it."""
+    try:
+      text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+      raise DamagedLine(self.path, number, f"is not UTF-8 (byte {e.start + 1})") from None
+    try:
+      record = json.loads(text)
+    except json.JSONDecodeError as e:
+      raise DamagedLine(self.path, number, f"is not JSON ({e.msg} at column {e.colno})") \
+          from None
+    if not isinstance(record, dict):
+      raise DamagedLine(self.path, number,
+                        f"is not a record (a JSON {type(record).__name__}, not an object)")
+    if self.key not in record or not isinstance(record[self.key], str):
+      raise DamagedLine(self.path, number, f"has no {self.key!r} name")
+    if SUM in record:
+      if record[SUM] != checksum(record):
+        raise DamagedLine(self.path, number, "its checksum does not match: the line was "
+                          "altered after it was written")
+    elif self.require_sum:
+      raise DamagedLine(self.path, number, "has no checksum")
+    record.pop(SUM, None)
+    return record
+
+  def _load(self, check) -> None:
     with open(self.path, "rb") as f:
       data = f.read()
     end = data.rfind(b"\n") + 1  # a truncated last line is dropped
     if end < len(data):
       with open(self.path, "r+b") as f:
         f.truncate(end)
-    out = []
-    for line in data[:end].decode("utf-8", errors="replace").splitlines():
-      try:
-        record = json.loads(line)
-      except json.JSONDecodeError:
+    offset = 0
+    for number, raw in enumerate(data[:end].split(b"\n")[:-1], start=1):
+      line_start, offset = offset, offset + len(raw) + 1
+      if not raw.strip():
         continue
-      if isinstance(record, dict) and self.key in record:
-        out.append(record)
-    return out
+      try:
+        record = self._parse(number, raw)
+        if check is not None:
+          check(record)
+      except DamagedLine as e:
+        e = DamagedLine(self.path, number, e.why)  # `check` names no file or line
+        self.damaged.append(e)
+        if self.on_damage == "raise":
+          raise DamagedLine(e.path, e.line, e.why, self.hint) from None
+        if self.on_damage == "truncate":
+          with open(self.path, "r+b") as f:
+            f.truncate(line_start)
+          return
+        continue
+      self.records[record[self.key]] = record
+      self.loaded += 1
 
   def __contains__(self, name: str) -> bool:
     return name in self.records
@@ -141,11 +218,13 @@ class JsonLines:
     return self.records.get(name)
 
   def add(self, record: dict) -> None:
-    """Appends one record as a whole line (flushed, and fsynced with `fsync`)."""
+    """Appends one record, with its checksum, as a whole line (flushed, and
+    fsynced with `fsync`)."""
+    record = {k: v for k, v in record.items() if k != SUM}
     self.records[record[self.key]] = record
     if not self.path:
       return
-    line = json.dumps(record, separators=(",", ":")) + "\n"
+    line = json.dumps({**record, SUM: checksum(record)}, separators=(",", ":")) + "\n"
     os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
     if os.path.exists(self.path) and os.path.getsize(self.path) > 0:
       with open(self.path, "rb") as f:
@@ -162,6 +241,65 @@ class JsonLines:
     """Deletes the file (the records in memory stay)."""
     if self.path and os.path.exists(self.path):
       os.remove(self.path)
+
+
+# ---------------------------------------------------------------- output paths
+
+def check_output(path: str, option: str = "--out") -> str:
+  """Checks, before any work, that a file can be written at `path`.
+
+  Refused: a path that is a folder, a special file (/dev/full), a path under a
+  file, and a folder that cannot be written (checked by creating and removing a
+  probe file, which also catches read-only file systems). Missing folders are
+  fine (they are created when the file is written) if the nearest existing one
+  can be written.
+
+  Args:
+    path: the file to be written.
+    option: how the user named it (for the message).
+
+  Returns:
+    `path`.
+
+  Raises:
+    ValueError: one line naming the path and why.
+  """
+  if not path or not str(path).strip():
+    raise ValueError(f"{option} is empty")
+  full = os.path.abspath(path)
+  if os.path.isdir(full) or str(path).endswith(os.sep):
+    raise ValueError(f"{option} {path} is a folder; give a file name")
+  if os.path.exists(full) and not os.path.isfile(full):
+    raise ValueError(f"{option} {path} is not a regular file")
+  folder = os.path.dirname(full)
+  existing = folder
+  while not os.path.exists(existing):
+    existing = os.path.dirname(existing)
+  if not os.path.isdir(existing):
+    raise ValueError(f"{option} {path} is under {existing}, which is a file, not a folder")
+  try:
+    fd, probe = tempfile.mkstemp(prefix=".jbai-probe-", dir=existing)
+    os.close(fd)
+    os.remove(probe)
+  except OSError as e:
+    raise ValueError(f"{option} {path} cannot be written: {existing} is not writable "
+                     f"({e.strerror})") from None
+  return path
+
+
+def check_folder(path: str, option: str = "--out") -> str:
+  """Checks, before any work, that `path` is a folder that can be written, or
+  that it can be created.
+
+  Raises:
+    ValueError: one line naming the path and why (a file, not a folder; not
+      writable).
+  """
+  full = os.path.abspath(path)
+  if os.path.exists(full) and not os.path.isdir(full):
+    raise ValueError(f"{option} {path} is a file; give a folder")
+  check_output(os.path.join(full, ".jbai-check"), option)
+  return path
 
 
 # ---------------------------------------------------------------- progress

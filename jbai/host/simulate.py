@@ -16,7 +16,6 @@ import numpy as np
 from jbai.core import inputs, pool as pool_lib, records
 from jbai.core.lane import Config
 from jbai.core.rollout import Rollout, from_records
-from jbai.families.base import check_means
 from jbai.host import memory_maps, programs
 from jbai.host.summary import optimal, summarize
 
@@ -86,15 +85,26 @@ class _Timing:
     self.lane_steps += lane_steps
 
 
-def _check(family, rule, threshold, means, delta, n_trials, max_steps):
-  """The resolved family, rule and threshold, the means [.., K] and the deltas."""
+def _check(key, family, rule, threshold, means, delta, n_trials, max_steps, lanes, chunk,
+           scores):
+  """The resolved family, rule and threshold, the means [.., K] and the deltas,
+  every value checked (`jbai.core.inputs`) before anything compiles: the key,
+  the means (ties judged in the simulation's dtype, and Gamma(nu) > 0), delta at
+  any magnitude, whole numbers where counts belong, and the memory the per-trial
+  results will take."""
+  inputs.check_key(key)
   family, rule, threshold = inputs.resolve(family, rule, threshold)
-  means_np = check_means(family, means)
-  deltas = inputs.check_delta(delta)
-  inputs.check_trials(n_trials)
-  if int(max_steps) < 1 or int(max_steps) >= 2**31 - 1:
-    raise ValueError(f"max_steps must be in [1, 2^31 - 1), got {max_steps!r}")
-  return family, rule, threshold, means_np, deltas
+  means_np = inputs.check_table(family, means)
+  levels = inputs.parse_delta(delta)
+  n_trials = inputs.check_trials(n_trials)
+  inputs.check_max_steps(max_steps)
+  inputs.check_lanes(lanes)
+  inputs.check_count("chunk", chunk, 1)
+  table = means_np.reshape(-1, means_np.shape[-1])
+  inputs.check_total("jbai.simulate", table.shape[0] * n_trials,
+                     inputs.trial_bytes(table.shape[1], len(levels.values), bool(scores)))
+  inputs.check_separable(family, table)
+  return family, rule, threshold, means_np, levels
 
 
 def _resume(done: Optional[dict], out: dict, n_all: int, scores: bool) -> np.ndarray:
@@ -172,16 +182,17 @@ def _run(program, compiled, pool, config, total, out, seen, n_lanes, per_device,
   return timing, sizes
 
 
-def _summaries(family, table, deltas, flat, n_trials: int) -> list:
-  """One summary per (instance, delta)."""
+def _summaries(family, table, levels, flat, n_trials: int) -> list:
+  """One summary per (instance, delta); `levels` carries log(1/delta)."""
   summaries = []
   for i in range(table.shape[0]):
     sl = slice(i * n_trials, (i + 1) * n_trials)
     optimum = optimal(family, table[i])
-    for d, dlt in enumerate(deltas):
+    for d, dlt in enumerate(levels.values):
       summaries.append(summarize(family, table[i], dlt, flat["tau"][sl, d],
                                  flat["correct"][sl, d], flat["hit_cap"][sl, d],
-                                 instance=i, optimum=optimum))
+                                 instance=i, optimum=optimum,
+                                 log_inv_delta=float(levels.log_inv[d])))
   return summaries
 
 
@@ -204,7 +215,8 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
     family: a `Family` (or a built-in name).
     means: [K] or [I, K] arm means.
     rule: a `Rule` (or a registered name).
-    delta: confidence level in (0, 1), or a 1-d list of levels: one trajectory
+    delta: confidence level in (0, 1) (a number, or its text for a level below
+      float64's range: "1e-400"), or a 1-d list of levels: one trajectory
       then records the first crossing of every level's threshold (the sampling
       rules do not depend on delta) and runs until the smallest level crosses.
     n_trials: trials per instance.
@@ -246,8 +258,10 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
   """
   inputs.refuse_traced("jbai.simulate", "jbai.rollout, its pure counterpart", means=means,
                        delta=delta, key=key)
-  family, rule, threshold, means_np, deltas = _check(family, rule, threshold, means, delta,
-                                                     n_trials, max_steps)
+  family, rule, threshold, means_np, levels = _check(key, family, rule, threshold, means,
+                                                     delta, n_trials, max_steps, lanes, chunk,
+                                                     scores)
+  deltas = levels.values
   n_trials = int(n_trials)
   table = means_np.reshape(-1, means_np.shape[-1])
   n_inst, num_arms = table.shape
@@ -266,7 +280,7 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
   config = Config(key=inputs.raw_key(key), means=np.asarray(table, dtype),
                   n_trials=np.asarray(n_trials, np.int32),
                   max_steps=np.asarray(max_steps, np.int32),
-                  thr_params=threshold.init(jnp.asarray(deltas, dtype), num_arms),
+                  thr_params=inputs.threshold_params(threshold, levels, num_arms, dtype),
                   rule_state=rule.init(num_arms))
   pool = programs.idle_pool(family, rule, config, num_arms, len(deltas), n_lanes, scores,
                             len(devices))
@@ -294,4 +308,4 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
            "rule": repr(rule), "family": repr(family), "threshold": repr(threshold)}
   lead = (n_inst, n_trials) if means_np.ndim == 2 else (n_trials,)
   trials = from_records(flat, lead, np.ndim(delta) == 0, scores)
-  return Result(trials, _summaries(family, table, deltas, flat, n_trials), stats)
+  return Result(trials, _summaries(family, table, levels, flat, n_trials), stats)

@@ -4,15 +4,13 @@ The ratio E[tau] / (T*(nu) log(1/delta)) compares a rule with the asymptotic
 lower bound of Garivier & Kaufmann (2016): E[tau] >= T*(nu) log(1/(2.4 delta)).
 """
 
-import functools
 import math
 from typing import Optional
 
-import jax.numpy as jnp
 import numpy as np
 
-from jbai import oracle
 from jbai.families.base import Family
+from jbai.oracle import optimal
 
 Z95 = 1.959964  # the standard normal's 97.5% quantile: two-sided 95% intervals
 
@@ -37,25 +35,9 @@ def mean_ci(x, z: float = Z95) -> tuple:
   return mean, half
 
 
-@functools.lru_cache(maxsize=256)
-def _optimum(family: Family, means: tuple, dtype: str) -> tuple:
-  del dtype  # a key only: the oracle computes in the default float dtype
-  w, gam = oracle.exact_solve(family, np.asarray(means))
-  return tuple(float(x) for x in np.asarray(w)), float(gam)
-
-
-def optimal(family: Family, means) -> tuple:
-  """(w(nu), Gamma(nu)) of the exact oracle at one instance, as Python floats.
-
-  Cached per (family, means, default float dtype): a run of many simulations of
-  one instance (a sweep over beta or delta) solves the oracle once.
-  """
-  means = tuple(float(m) for m in np.asarray(means, float).reshape(-1))
-  return _optimum(family, means, str(jnp.result_type(float)))
-
-
 def summarize(family: Family, means, delta: float, tau, correct, hit_cap,
-              instance: int = 0, optimum: Optional[tuple] = None) -> dict:
+              instance: int = 0, optimum: Optional[tuple] = None,
+              log_inv_delta: Optional[float] = None) -> dict:
   """Summary of one (instance, delta): mean tau with a 95% CI, error rate with a
   Wilson 95% CI, trials at the cap, T*(nu) log(1/delta) and the ratio.
 
@@ -63,14 +45,16 @@ def summarize(family: Family, means, delta: float, tau, correct, hit_cap,
   correct answer); `wrong` counts wrong answers alone. Trials at the cap enter the
   mean tau at the cap (so that mean is then a lower bound, flagged by hit_cap > 0).
   `optimum` is (w(nu), Gamma(nu)) when the caller has it (default: the cached
-  oracle solution of `optimal(family, means)`).
+  oracle solution of `optimal(family, means)`). `log_inv_delta` is log(1/delta)
+  when the caller carries it (a delta below float64's range is 0.0 as a float).
   """
   n = len(tau)
   w, gam = optimal(family, means) if optimum is None else optimum
   t_star = 1.0 / float(gam)
   mean, half = mean_ci(tau)
   errors = int(np.sum(~correct))
-  lower_bound = t_star * math.log(1 / delta)
+  log_inv = -math.log(delta) if log_inv_delta is None else log_inv_delta
+  lower_bound = t_star * log_inv
   return {"instance": instance, "means": [float(m) for m in means], "delta": float(delta),
           "trials": n, "mean_tau": mean, "tau_ci95": [mean - half, mean + half],
           "median_tau": float(np.median(tau)), "max_tau": int(np.max(tau)),

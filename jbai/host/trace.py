@@ -16,7 +16,6 @@ import numpy as np
 from jbai.core import inputs
 from jbai.core import lane as lane_lib
 from jbai.core.lane import Config, Lane
-from jbai.families.base import check_means
 from jbai.host import memory_maps
 from jbai.state import observe
 from jbai.transport import gamma
@@ -77,20 +76,27 @@ def trace(key: jax.Array, family, means, rule, horizon: int, n_trials: int,
     family: a `Family` or a built-in name.
     means: [K] or [I, K] arm means.
     rule: a `Rule` or a registered name.
-    horizon: last time recorded.
-    n_trials: trials per instance.
-    n_points: number of log-spaced recording times.
+    horizon: last time recorded, a whole number >= 1.
+    n_trials: trials per instance, a whole number >= 1.
+    n_points: number of log-spaced recording times, a whole number >= 1.
     progress: optional callback(t, horizon) after each recording time.
 
   Returns:
     A `Trace` of numpy arrays.
   """
   inputs.refuse_traced("jbai.trace", "jbai.rollout", means=means, key=key)
+  inputs.check_key(key)
   family, rule, _ = inputs.resolve(family, rule, "gk16")
-  means_np = check_means(family, means)
+  means_np = inputs.check_table(family, means)
+  horizon = inputs.check_count("horizon", horizon, 1, inputs.INT32_MAX - 1)
+  n_trials = inputs.check_trials(n_trials)
+  n_points = inputs.check_count("n_points", n_points, 1, 100_000)
   table = means_np.reshape(-1, means_np.shape[-1])
   n_inst, num_arms = table.shape
-  total = n_inst * int(n_trials)
+  # Per trial: P recording times of K proportions and two scalars (float32), in
+  # the lanes and in the stacked copies.
+  total = inputs.check_total("jbai.trace", n_inst * n_trials,
+                             4 * (num_arms + 2) * (min(n_points, horizon) + 1) + 64 * num_arms)
   dtype = jnp.zeros(()).dtype
   config = Config(key=inputs.raw_key(key), means=jnp.asarray(table, dtype),
                   n_trials=jnp.asarray(n_trials, jnp.int32),

@@ -40,7 +40,12 @@ locally smooth in the means when the best arm is unique).
 Degenerate inputs (used inside simulation loops on empirical means): when another
 arm has the best arm's mean (KL(mu_a, mu_i) = 0, a tie), Gamma(nu, w) = 0 for every
 w; the solvers then return Gamma = 0, w uniform over the tied arms (w_a = beta and
-the rest uniform for the beta-optimal one), and zero derivatives, never NaN.
+the rest uniform for the beta-optimal one), and zero derivatives, never NaN. At an
+end of Theta (a Bernoulli arm at 0 or 1) the KL's partial derivatives are infinite:
+the implicit derivatives are those 4 ulp inside (`_interior`), finite (they grow
+like log(1/distance)); where the implicit system is singular in the working
+precision (float32 near-ties at an end, e.g. [1, 0.999999, 0.2]) the pseudo-inverse
+gives a finite least-squares derivative, not an accurate one (use float64 there).
 
 Certificate: for any w and any p in the simplex over the arms i != a,
 Gamma(nu) <= max_j d/dw_j sum_i p_i C_i(w) (concavity and 1-homogeneity of the pair
@@ -199,6 +204,25 @@ def _implicit(family: Family, primal: Callable, means: jax.Array, beta) -> jax.A
   return jax.lax.stop_gradient(primal(means, beta))
 
 
+def _interior(family: Family, means: jax.Array) -> jax.Array:
+  """The means moved 4 ulp inside the finite ends of Theta.
+
+  At an end of Theta the partial derivatives of the KL in its arguments are
+  infinite (Bernoulli: d/dmu KL(mu, m) = log(mu (1 - m) / (m (1 - mu))) at mu = 1),
+  and an infinite entry of the implicit system makes every arm's derivative NaN.
+  The derivatives are those 4 ulp inside instead: finite, and since the KL's
+  derivatives grow like log(1/distance) they differ from the one-sided limit only
+  by that (an infinite one-sided derivative is reported as a large finite one).
+  """
+  eps = 4 * jnp.finfo(means.dtype).eps
+  lo, hi = float(family.lo), float(family.hi)
+  if math.isfinite(lo):
+    means = jnp.maximum(means, lo + eps * max(1.0, abs(lo)))
+  if math.isfinite(hi):
+    means = jnp.minimum(means, hi - eps * max(1.0, abs(hi)))
+  return means
+
+
 @_implicit.defjvp
 def _implicit_jvp(family, primal, primals, tangents):
   means, beta = primals
@@ -206,6 +230,7 @@ def _implicit_jvp(family, primal, primals, tangents):
   safe, tie, _ = _safe_means(family, means)
   z = jax.lax.stop_gradient(primal(means, beta))
   a = jnp.argmax(safe)
+  safe = _interior(family, safe)  # finite derivatives at the ends of Theta
   # A beta of None (the optimal allocation) is an empty pytree: no tangent.
   res = lambda z_, m_, b_: _residual(family, m_, b_, a, z_)
   jac = jax.jacfwd(res, argnums=0)(z, safe, beta)
@@ -213,7 +238,13 @@ def _implicit_jvp(family, primal, primals, tangents):
                    (jnp.where(tie, 0.0, d_means), d_beta))
   ok = ~tie & jnp.all(jnp.isfinite(jac))
   jac = jnp.where(ok, jac, jnp.eye(z.shape[0], dtype=z.dtype))
-  dz = -jnp.linalg.solve(jac, jnp.where(ok, rhs, 0.0))
+  # A system that is singular in the working precision (in float32 a transport
+  # point can round onto an end of Theta when an arm's weight is ~1e-8) is solved
+  # by the pseudo-inverse (the least-squares solution), finite, instead of giving
+  # NaN for every arm. The choice depends on the primal only (dz stays linear).
+  inverse = jnp.linalg.inv(jac)
+  inverse = jnp.where(jnp.all(jnp.isfinite(inverse)), inverse, jnp.linalg.pinv(jac))
+  dz = -inverse @ jnp.where(ok, rhs, 0.0)
   return z, jnp.where(ok, dz, 0.0)
 
 

@@ -4,9 +4,10 @@ A sampling rule that tracks w(nu_hat_t) (Track-and-Stop, beta-tuned T3C) solves 
 lower-bound problem at every step for means that moved by O(1/t) since the last
 step. `warm_solve` starts from the last step's solution, kept in the rule's state
 as a `WarmStart`, and runs Newton iterations on the optimality conditions of
-`jbai.oracle.exact` until they hold to rounding; the nested bisection of
-`exact_solve` stays the reference (tests/test_oracle_warm.py compares the two
-along simulated trajectories).
+`jbai.oracle.exact` until they hold to rounding (or a fixed number of them,
+`newton_steps`: "Fixed cost" below); the nested bisection of `exact_solve` stays
+the reference (tests/test_oracle_warm.py compares the two along simulated
+trajectories).
 
 The conditions, with a the best arm, D_i = KL(mu_a, mu_i), y_max = min_i D_i and,
 for every other arm i, the weight u_i = x_i / (1 + x_i) in (0, 1) of arm i
@@ -49,6 +50,23 @@ v = 1 / (1 + sqrt(K - 1)), the solution for K - 1 equal Gaussian arms, q = 1).
 Under vmap a loop runs until every lane has converged: a lane with a cold start
 costs every lane a few more iterations at that step. A lane that hits the cap
 returns its current iterate, and the next call continues from there.
+
+Fixed cost (`newton_steps` = n, what the rules run at every step): exactly n
+joint Newton steps, straight-line code with no loop and no fallback, each lane
+masked once it has converged as in the fast solver. Under vmap a call then costs
+the same whatever the other lanes do, so the cost of a simulation step does not
+grow with the pool (with loops, the more lanes, the likelier that one of them
+needs more iterations or the safeguarded solver at a given step, and every lane
+waits for it). A lane that has not converged returns the allocation of its
+iterate and carries the iterate in its start, so that the next call, at means
+that moved by O(1/t), goes on from there: the iterations of a cold start are
+spread over a few steps of the trial. A lane whose Newton step is not finite
+starts cold at the next call. The safeguarded solver, which converges from any
+start, is not run: from the cold start the damped joint steps converge in a few
+calls on the instances of tests/test_oracle_warm.py, and along trajectories the
+allocation is exact_solve's to rounding but for the first steps of a trial
+(where the means jump) and the few steps after a change of the best arm or
+after a mean leaves an edge of Theta (the tests state the distances).
 
 Ties for the best arm follow `exact_solve` (w uniform over the tied arms,
 Gamma = 0) and leave the start unchanged. A lane whose iterate is not finite
@@ -236,6 +254,25 @@ def _fast(p: _Problem, u, v, solve):
   return u, v, converged, evals
 
 
+def _fixed(p: _Problem, u, v, solve, steps: int):
+  """`steps` joint Newton steps from (u, v), masked per lane, with no loop:
+  (u, v, restart, evaluations).
+
+  A lane stops stepping once a step started from a residual below `accept` (as
+  in `_fast`: that step squares it). `restart` marks the lanes whose step was
+  not finite, whose next call starts cold.
+  """
+  done, failed = ~solve, jnp.zeros((), bool)
+  for _ in range(steps):
+    residual, u_new, v_new = _newton(p, u, v)
+    ok = jnp.isfinite(residual)
+    step = ~done & ok
+    u, v = jnp.where(step, u_new, u), jnp.where(step, v_new, v)
+    failed = failed | (~done & ~ok)
+    done = done | ~ok | (step & (residual <= p.accept))
+  return u, v, failed, jnp.where(solve, steps, 0)
+
+
 # --------------------------------------------------------------------------
 # The safeguarded solver: the inner equations by Newton in u_i, then the outer
 # one by Newton in s, each step kept inside a bracket (bisection otherwise).
@@ -353,7 +390,8 @@ def _problem(family: Family, max_iters: int, means):
   return problem, a, tie, tied
 
 
-def _solve_one(family: Family, max_iters: int, means, start: WarmStart, update):
+def _solve_one(family: Family, max_iters: int, newton_steps: Optional[int], means,
+               start: WarmStart, update):
   """`warm_solve` for one instance: (w, gamma, start, evaluations)."""
   k = means.shape[-1]
   dtype = means.dtype
@@ -362,6 +400,12 @@ def _solve_one(family: Family, max_iters: int, means, start: WarmStart, update):
   fresh = (start.top != a) | ~(start.v > 0) | ~(start.v < 1) | ~jnp.all(jnp.isfinite(start.q))
   v0 = jnp.where(fresh, cold_v(k), start.v).astype(dtype)
   q0 = jnp.where(fresh, 1.0, start.q).astype(dtype)
+
+  if newton_steps is not None:
+    u, v, restart, evals = _fixed(p, _guess(p, q0, v0), v0, solve, newton_steps)
+    q = jnp.where(restart, 1.0, _to_q(p, u, v))
+    v = jnp.where(restart, cold_v(k), v).astype(dtype)
+    return _allocation(p, a, tie, tied, solve, start, v, q, evals)
 
   u, v, converged, evals = _fast(p, _guess(p, q0, v0), v0, solve)
   q = _to_q(p, u, v)
@@ -402,14 +446,15 @@ def _allocation(p: _Problem, a, tie, tied, solve, start: WarmStart, v, q, evals)
   return w, jnp.where(tie | failed, 0.0, gamma), start, evals.astype(jnp.int32)
 
 
-@functools.partial(jax.jit, static_argnames=("family", "max_iters"))
+@functools.partial(jax.jit, static_argnames=("family", "max_iters", "newton_steps"))
 def warm_solve(family: Family, means: ArrayLike, start: WarmStart,
-               update: ArrayLike = True, max_iters: Optional[int] = None) -> WarmSolution:
+               update: ArrayLike = True, max_iters: Optional[int] = None,
+               newton_steps: Optional[int] = None) -> WarmSolution:
   """Optimal allocation w(nu) and Gamma(nu), by Newton from `start` (module docstring).
 
-  Pure, jit-compiled (`family` and `max_iters` static) and vmappable; safe on
-  ties, like `exact_solve`, so it can run on empirical means inside a simulation
-  loop. Not differentiable.
+  Pure, jit-compiled (`family`, `max_iters` and `newton_steps` static) and
+  vmappable; safe on ties, like `exact_solve`, so it can run on empirical means
+  inside a simulation loop. Not differentiable.
 
   Args:
     family: the reward family.
@@ -422,6 +467,11 @@ def warm_solve(family: Family, means: ArrayLike, start: WarmStart,
     max_iters: cap on the steps of each of the safeguarded solver's two nested
       loops; default from the dtype (35 in float32, 64 in float64), which
       bisection alone would need.
+    newton_steps: None to solve to convergence (the fast solver, then the
+      safeguarded one for the lanes it leaves); or n >= 1 for exactly n joint
+      Newton steps and no loop, so that a call costs the same in every lane
+      (module docstring, "Fixed cost"): a lane that has not converged returns
+      its iterate's allocation and carries the iterate in the start.
 
   Returns:
     A `WarmSolution` (w, gamma, start for the next call, evaluations used).
@@ -445,7 +495,10 @@ def warm_solve(family: Family, means: ArrayLike, start: WarmStart,
                     q=jnp.broadcast_to(jnp.asarray(start.q, means.dtype), means.shape))
   update = jnp.broadcast_to(jnp.asarray(update, bool), lead)
 
+  if newton_steps is not None and newton_steps < 1:
+    raise ValueError(f"newton_steps must be None or >= 1, got {newton_steps!r}")
+
   def one(mu, top, v, q, upd):
-    return _solve_one(family, max_iters, mu, WarmStart(top, v, q), upd)
+    return _solve_one(family, max_iters, newton_steps, mu, WarmStart(top, v, q), upd)
 
   return WarmSolution(*_batched(one, means, *start, update))

@@ -39,6 +39,7 @@ Example:
 """
 
 import os
+import sys
 import time
 from typing import Optional
 
@@ -88,8 +89,12 @@ def run(names=None, scale: str = "smoke", out: str = "results", progress: bool =
   configs = dict(configs or {})
   for name in names:
     configs.setdefault(name, spec(name, scale))
+  io.check_folder(out, "--out")  # a writable folder (or one to create), before any job
   os.makedirs(out, exist_ok=True)
   runner = Runner(out, EXECUTORS, progress, stream)
+  for damage in runner.damaged:
+    print(f"jbai reproduce: skipped {damage} (its job runs again)",
+          file=stream or sys.stderr)
   bar = runner.progress(job for name in names for job in EXPERIMENTS[name].jobs(configs[name]))
   t0 = time.perf_counter()
   before = set(os.listdir(out))

@@ -49,7 +49,7 @@ def gradient_job(config: dict) -> dict:
           "rule_params": {}, "delta": [float(d) for d in config["deltas"]],
           "trials": int(config["trials"]), "threshold": config["threshold"],
           "max_steps": int(config["max_steps"]), "seed": int(config["seed"]),
-          "dtype": dtype_name()}
+          "estimator": config.get("estimator", "causal"), "dtype": dtype_name()}
 
 
 def gradient_jobs(config: dict) -> list:
@@ -66,7 +66,7 @@ def run_gradient_job(job: dict, progress) -> dict:
                  get_rule(job["rule"], **job["rule_params"]), job["delta"], job["trials"],
                  threshold=job["threshold"], max_steps=job["max_steps"], scores=True,
                  progress=lambda done, total, *_: progress.update(done, total, "trials"))
-  moments = monte_carlo(res.tau, res.correct, res.reward_score, res.policy_score, False)
+  moments = monte_carlo(res, False, estimator=job.get("estimator", "causal"))
   out = []
   for d, delta in enumerate(job["delta"]):
     row = {"delta": delta, "hit_cap": int(res.hit_cap[:, d].sum())}

@@ -3,9 +3,11 @@
 `Runner.ensure(jobs)` runs the jobs whose key is not yet in the store and returns
 the records of all of them. Each record is appended to `runs.jsonl` in the
 output folder as one complete line, flushed and fsynced as soon as its job
-finishes (`jbai.host.io.JsonLines`), so an interrupted run loses at most the job
-in flight and a rerun skips every job already recorded. A partial last line (a
-crash while writing) is dropped when the store is read.
+finishes (`jbai.host.io.JsonLines`, each with a checksum), so an interrupted run
+loses at most the job in flight and a rerun skips every job already recorded. A
+partial last line (a crash while writing) is dropped when the store is read; a
+damaged line (not UTF-8, not JSON, altered: its checksum does not match) is
+skipped and listed in `damaged`, and its job runs again.
 
 The runner knows no job kind: it is given a table {kind: executor}, where
 `executor(job, progress)` returns the job's result (see jobs.py).
@@ -33,7 +35,8 @@ class Runner:
 
   def __init__(self, out: str, executors: dict, progress: bool = True, stream=None):
     self.out, self.executors = out, dict(executors)
-    self.store = io.JsonLines(os.path.join(out, STORE_NAME))
+    self.store = io.JsonLines(os.path.join(out, STORE_NAME), on_damage="skip")
+    self.damaged = self.store.damaged  # [io.DamagedLine] skipped: their jobs run again
     self.show, self.stream = progress, stream
     self.computed, self.skipped, self.failed = 0, 0, []
 

@@ -12,11 +12,13 @@ beta-tuning routine of Russo (2016)" without spelling the routine out; this
 plug-in estimate of beta* is the simplest such routine and is the one used here.
 Leader, challenger and exploration are those of T3C (jbai.rules.t3c).
 
-The oracle (`solver`, as in Track-and-Stop): "warm" (default) runs
-`jbai.oracle.warm_solve` from the previous step's solution, kept in the rule's
-state, and solves nothing before every arm has been pulled (beta is unused then:
-the rule pulls the least-sampled arm); "exact" runs `jbai.oracle.exact_solve`
-from scratch at every step, the reference.
+The oracle (`solver`, as in Track-and-Stop): "warm" (default) takes two joint
+Newton steps of `jbai.oracle.warm_solve` from the previous step's iterate, kept
+in the rule's state (the same cost in every lane, at any pool width);
+"warm-converged" runs `warm_solve` to convergence; both solve nothing before
+every arm has been pulled (beta is unused then: the rule pulls the
+least-sampled arm); "exact" runs `jbai.oracle.exact_solve` from scratch at
+every step, the reference.
 """
 
 from typing import NamedTuple
@@ -28,7 +30,7 @@ from jbai.builders import cached
 from jbai.oracle.warm import WarmStart, warm_start
 from jbai.rules import top_two
 from jbai.rules.base import Rule
-from jbai.rules.tas import check_solver
+from jbai.rules.tas import check_solver, warm_steps
 from jbai.rules.top_two import tc_challenger, ts_leader
 
 PAIR = top_two.leader_and_challenger(ts_leader, tc_challenger)  # TS leader, TC challenger
@@ -51,8 +53,9 @@ def t3c_tuned(solver: str = "warm") -> Rule:
   """T3C with beta tuned online to the plug-in optimal top-arm share w_top(nu_hat_t) (Russo 2016).
 
   Args:
-    solver: "warm" (Newton from the last step's solution) or "exact" (nested
-      bisection from scratch, the reference).
+    solver: "warm" (two Newton steps from the last step's iterate), "warm-converged"
+      (Newton to convergence) or "exact" (nested bisection from scratch, the
+      reference).
 
   Returns:
     The rule.
@@ -72,7 +75,8 @@ def t3c_tuned(solver: str = "warm") -> Rule:
   def select(key, family, arm_stats, state):
     top_two.check_posterior(family, NAME)
     sol = oracle.warm_solve(family, arm_stats.mean, state.warm,
-                            update=jnp.min(arm_stats.counts) > 0)
+                            update=jnp.min(arm_stats.counts) > 0,
+                            newton_steps=warm_steps(solver))
     beta = sol.w[jnp.argmax(arm_stats.mean)]
     arm = top_two.top_two_arm(key, family, arm_stats, pair_fn=PAIR, beta=beta,
                               forced_exploration=False)

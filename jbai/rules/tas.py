@@ -17,12 +17,18 @@ The rule keeps the deficit sum_s w^{eps_s} - T_t instead of the running sum, so
 that float32 keeps its precision at large t; the first K pulls add the uniform
 allocation to the deficit.
 
-The oracle (`solver`): "warm" (default) solves w(nu_hat_t) by safeguarded Newton
-from the previous step's solution, kept in the rule's state
-(`jbai.oracle.warm_solve`: two to four transport evaluations per step once the
-means settle, against about 1,200 for the nested bisection); "exact" runs the
-nested bisection of `jbai.oracle.exact_solve` from scratch, the reference. Both
-reach the same w to the float precision (tests/test_oracle_warm.py).
+The oracle (`solver`): "warm" (default) takes NEWTON_STEPS = 2 joint Newton
+steps towards w(nu_hat_t) from the previous step's iterate, kept in the rule's
+state (`jbai.oracle.warm_solve` with `newton_steps`: two transport evaluations
+per step in every lane, against about 1,200 for the nested bisection, and no
+loop, so that a step costs the same at any pool width); "warm-converged" runs
+`warm_solve` to convergence at every step (safeguarded Newton, a loop that under
+vmap waits for the slowest lane); "exact" runs the nested bisection of
+`jbai.oracle.exact_solve` from scratch, the reference. "warm-converged" reaches
+exact_solve's w to the float precision; "warm" does too but for the few steps
+after the empirical best arm changes or a mean jumps (early in a trial), where a
+cold start spreads its iterations over a few steps (tests/test_oracle_warm.py,
+tests/test_rules_baselines.py state the distances).
 
 Lazy updates (`lazy_factor` = f > 1; Jedra & Proutiere 2020 show that updating
 at geometrically spaced times keeps optimality): w(nu_hat) is recomputed only at
@@ -52,7 +58,13 @@ from jbai.rules.ties import argmax_random_ties
 from jbai.state import ArmStats
 
 
-SOLVERS = ("warm", "exact")
+SOLVERS = ("warm", "warm-converged", "exact")
+NEWTON_STEPS = 2  # joint Newton steps of the warm oracle per step of the rule ("warm")
+
+
+def warm_steps(solver: str):
+  """The warm oracle's `newton_steps` for `solver`: NEWTON_STEPS, or None (to convergence)."""
+  return NEWTON_STEPS if solver == "warm" else None
 
 
 class DTrackingState(NamedTuple):
@@ -116,8 +128,9 @@ def tracked_allocation(family: Family, arm_stats: ArmStats, state,
     next_solve = state.next_solve
 
   def solve(warm):
-    if solver == "warm":
-      sol = oracle.warm_solve(family, arm_stats.mean, warm, update=due)
+    if solver != "exact":
+      sol = oracle.warm_solve(family, arm_stats.mean, warm, update=due,
+                              newton_steps=warm_steps(solver))
       return jnp.where(due, sol.w.astype(dtype), state.w), sol.start
     return oracle.exact_solve(family, arm_stats.mean)[0].astype(dtype), warm
 
@@ -148,8 +161,9 @@ def tas_d(lazy_factor: Optional[float] = None, solver: str = "warm") -> Rule:
   Args:
     lazy_factor: None to recompute w(nu_hat) every step (default), or f > 1 to
       recompute it only at geometrically spaced times t_{n+1} = ceil(f t_n).
-    solver: "warm" (Newton from the last step's solution) or "exact" (nested
-      bisection from scratch, the reference).
+    solver: "warm" (two Newton steps from the last step's iterate), "warm-converged"
+      (Newton to convergence) or "exact" (nested bisection from scratch, the
+      reference).
 
   Returns:
     The rule.
@@ -182,8 +196,9 @@ def tas_c(lazy_factor: Optional[float] = None, solver: str = "warm") -> Rule:
   Args:
     lazy_factor: None to recompute w(nu_hat) every step (default), or f > 1 to
       recompute it only at geometrically spaced times t_{n+1} = ceil(f t_n).
-    solver: "warm" (Newton from the last step's solution) or "exact" (nested
-      bisection from scratch, the reference).
+    solver: "warm" (two Newton steps from the last step's iterate), "warm-converged"
+      (Newton to convergence) or "exact" (nested bisection from scratch, the
+      reference).
 
   Returns:
     The rule.

@@ -18,7 +18,8 @@ Example:
   True
 """
 
-from jbai.thresholds.base import PREFERRED, Threshold, check, float_delta, refusal
+from jbai.thresholds.base import (PREFERRED, LogDelta, Threshold, check, float_delta,
+                                  log_inv_delta, log_ratio, refusal)
 from jbai.thresholds.gk16 import gk16
 from jbai.thresholds.kk import c_gaussian, h_inverse, kk, t_kk
 from jbai.thresholds.paper import paper
@@ -35,5 +36,6 @@ def get(name: str, **params) -> Threshold:
 
 check_family = check
 
-__all__ = ["PREFERRED", "THRESHOLDS", "Threshold", "c_gaussian", "check", "check_family",
-           "float_delta", "get", "gk16", "h_inverse", "kk", "paper", "refusal", "t_kk"]
+__all__ = ["PREFERRED", "THRESHOLDS", "LogDelta", "Threshold", "c_gaussian", "check", "check_family",
+           "float_delta", "get", "gk16", "h_inverse", "kk", "log_inv_delta", "log_ratio",
+           "paper", "refusal", "t_kk"]

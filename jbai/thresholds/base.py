@@ -49,12 +49,41 @@ class Threshold(NamedTuple):
     return not self == other
 
 
+class LogDelta(NamedTuple):
+  """Confidence levels given by log(1/delta), for levels below the float dtype's
+  smallest normal number (float32: 1.2e-38), where delta itself would round to 0
+  or lose its digits while log(1/delta) is an ordinary number.
+
+  The built-in thresholds need only log(1/delta) (`log_inv_delta`, `log_ratio`);
+  `jbai.core.inputs.threshold_params` hands them a LogDelta for such levels and
+  the plain [D] array of levels otherwise (so that the thresholds of ordinary
+  levels are computed exactly as before).
+  """
+
+  log_inv: jax.Array  # [D] float, log(1/delta) > 0
+
+
 def float_delta(delta: ArrayLike) -> jax.Array:
   """delta as a float array (ints and Python floats promoted)."""
   delta = jnp.asarray(delta)
   if not jnp.issubdtype(delta.dtype, jnp.floating):
     delta = delta * 1.0
   return delta
+
+
+def log_inv_delta(delta) -> jax.Array:
+  """[D] log(1/delta) of an array of levels or of a `LogDelta`."""
+  if isinstance(delta, LogDelta):
+    return jnp.asarray(delta.log_inv)
+  return -jnp.log(float_delta(delta))
+
+
+def log_ratio(numerator: float, delta) -> jax.Array:
+  """[D] log(numerator / delta) of an array of levels or of a `LogDelta`
+  (log(numerator) + log(1/delta): no division by a delta that underflows)."""
+  if isinstance(delta, LogDelta):
+    return math.log(numerator) + jnp.asarray(delta.log_inv)
+  return jnp.log(numerator / float_delta(delta))
 
 
 def _reason(name: str, family: Family) -> Optional[str]:

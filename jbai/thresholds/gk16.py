@@ -3,12 +3,12 @@
 import jax.numpy as jnp
 
 from jbai.builders import cached
-from jbai.thresholds.base import Threshold, float_delta
+from jbai.thresholds.base import Threshold, log_inv_delta
 
 
 def _init(delta, num_arms):
   del num_arms
-  return {"log_inv_delta": -jnp.log(float_delta(delta))}
+  return {"log_inv_delta": log_inv_delta(delta)}  # delta: [D] levels or a LogDelta
 
 
 def _value(params, family, arm_stats, top, ch):

@@ -26,7 +26,7 @@ from jax.scipy.special import zeta
 from jax.typing import ArrayLike
 
 from jbai.builders import cached
-from jbai.thresholds.base import Threshold, float_delta
+from jbai.thresholds.base import Threshold, log_ratio
 from jbai.transport import golden_section
 
 _NEWTON_ITERS = 32
@@ -140,8 +140,7 @@ def c_gaussian(x: ArrayLike, return_lambda: bool = False):
 
 
 def _init(delta, num_arms):
-  delta = float_delta(delta)
-  x = 0.5 * jnp.log((num_arms - 1) / delta)
+  x = 0.5 * log_ratio(num_arms - 1, delta)  # delta: [D] levels or a LogDelta
   return {"kk": 2 * t_kk(x), "gaussian": 2 * c_gaussian(x)}
 
 

@@ -38,7 +38,7 @@ from jax.scipy.special import erf, erfc
 
 from jbai.builders import cached
 from jbai.families.base import Family
-from jbai.thresholds.base import Threshold, check, float_delta
+from jbai.thresholds.base import Threshold, check, log_ratio
 from jbai.transport import golden_section
 
 EPS_GRID = 25      # coarse log-spaced grid of eps, then golden section
@@ -119,8 +119,8 @@ def free_terms(family: Family, arm_stats, dtype) -> jax.Array:
 
 
 def _init(delta, num_arms):
-  delta = float_delta(delta)
-  return {"log_k1_delta": jnp.log((num_arms - 1) / delta)}
+  # delta: [D] levels or a LogDelta (jbai.thresholds.base)
+  return {"log_k1_delta": log_ratio(num_arms - 1, delta)}
 
 
 def _check_eps(eps) -> Optional[float]:
