@@ -3,8 +3,9 @@
 For each instance (Gaussian and Bernoulli, K = 5 and K = 20, and the K = 4
 instances of Garivier & Kaufmann 2016) and each registered rule, runs
 `jbai.simulate` (float32, default device) at delta = 1e-8 (--delta) with the gk16
-threshold, after a one-step run that compiles the program, once per trial count
-in --trials (by default 256 and 4,096, each on its default pool of lanes,
+threshold (a rule with its own stop, `jbai.stops`, with that stop), after a
+one-step run that compiles the program, once per trial count in --trials (by
+default 256 and 4,096, each on its default pool of lanes,
 `jbai.core.pool.default_lanes`, unless --lanes fixes it), and prints, per trial
 count:
 

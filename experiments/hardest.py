@@ -1,28 +1,31 @@
 """Beyond the paper: the instances where a rule is least efficient.
 
 Maximises R(nu) = E[tau] / (T*(nu) log(1/delta)) over Gaussian instances with
-K = 5 arms and T*(nu) = 100 (gaps s exp(u), u in [-1.5, 1.5]^4, s fixed by T*),
-delta = 1e-4, by optax Adam on the likelihood-ratio gradient through the simulator
-(`jax.grad` of `jbai.estimate`), for TCB, ITCB and T3C (beta = 0.5); against
-random search in the same box given the same number of simulated steps. The best
-instance of each method is evaluated again with a fresh key and 4,000 trials.
-Writes hardest.csv, hardest_trace.csv and hardest.png.
+K = 20 arms and T*(nu) = 50 (19 free gaps s exp(u), u in [-1.5, 1.5]^19, s fixed
+by T*), delta = 1e-3, by optax Adam on the likelihood-ratio gradient through the
+simulator (`jax.grad` of `jbai.estimate`, its causal estimator), for TCB, ITCB and
+T3C (beta = 0.5); against random search in the same box and SPSA (the same Adam
+on simultaneous-perturbation differences with common random numbers), each given
+the same number of simulated steps. Each method's instance is evaluated again
+with a fresh key and 2,000 trials. Writes hardest.csv, hardest_trace.csv and
+hardest.png.
 
   python experiments/hardest.py [--out results]
 """
 
 CONFIG = {
     "rules": [["tcb", {}], ["itcb", {}], ["t3c", {"beta": 0.5}]],
-    "arms": 5,
-    "t_star": 100.0,
+    "arms": 20,
+    "t_star": 50.0,
     "box": 1.5,
-    "delta": 1e-4,
+    "delta": 1e-3,
     "threshold": "gk16",
     "max_steps": 1_000_000,
-    "trials": 600,
-    "steps": 20,
+    "trials": 300,
+    "steps": 12,
     "learning_rate": 0.3,
-    "final_trials": 4000,
+    "spsa_c": 0.3,
+    "final_trials": 2000,
     "seed": 0,
 }
 

@@ -4,6 +4,7 @@ The flat public API:
   jbai.families.gaussian() / bernoulli() / poisson() / exponential() / ...
   jbai.rules.tcb() / itcb() / ... and jbai.rules.get(name)
   jbai.thresholds.gk16() / kk() / paper()
+  jbai.stops.confidence() / lil() (stops beside the GLLR; rules may bring their own)
   jbai.oracle.optimal_allocation(family, means), jbai.oracle.exact_solve(...)
   jbai.simulate(key, family, means, rule, delta, n_trials)   (host: progress, resume, devices)
   jbai.rollout(key, family, means, rule, delta, n_trials)    (pure: jit, vmap)
@@ -16,7 +17,7 @@ Importing jbai changes no global setting: JAX's configuration, caches and
 logging are left as they are (`enable_compilation_cache` is an opt-in).
 """
 
-from jbai import families, oracle, rules, thresholds
+from jbai import families, oracle, rules, stops, thresholds
 from jbai.core.estimate import Difference, Estimate, estimate, finite_difference
 from jbai.core.lane import stopping_statistic
 from jbai.core.rollout import Rollout, rollout
@@ -34,5 +35,5 @@ __version__ = "0.1.0"
 __all__ = ["ArmStats", "Difference", "Estimate", "Family", "Result", "Rollout", "Rule",
            "Threshold", "Trace", "arm_stats", "enable_compilation_cache", "estimate",
            "families", "finite_difference", "gamma", "golden_section", "oracle",
-           "pair_costs", "rollout", "rules", "simulate", "stopping_statistic", "thresholds",
-           "trace", "transport_cost"]
+           "pair_costs", "rollout", "rules", "simulate", "stopping_statistic", "stops",
+           "thresholds", "trace", "transport_cost"]

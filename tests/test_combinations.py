@@ -29,9 +29,16 @@ def plan(argv):
   return cli.plan_runs(args, family(args.family))
 
 
-def argv_of(family, threshold, rule):
-  return ["run", "--family", family, "--means", MEANS[family], "--threshold", threshold,
-          "--rule", rule]
+def own_stop(rule: str) -> bool:
+  """Whether the rule brings its own stop (then --threshold does not apply to it,
+  and giving one is refused: tests/test_stops.py)."""
+  return jbai.stops.own_stop(rules.get(rule)) is not None
+
+
+def argv_of(family, threshold, rule, stop=None):
+  thr = [] if own_stop(rule) and stop is None else ["--threshold", threshold]
+  return ["run", "--family", family, "--means", MEANS[family], "--rule", rule] + thr + \
+      (["--stop", stop] if stop else [])
 
 
 def suggestion(message: str) -> dict:
@@ -40,7 +47,7 @@ def suggestion(message: str) -> dict:
   options = message.split("; use ")[1].split()
   assert len(options) % 2 == 0 and options, message
   pairs = dict(zip(options[::2], options[1::2]))
-  assert set(pairs) <= {"--rule", "--threshold"}, message
+  assert set(pairs) <= {"--rule", "--threshold", "--stop"}, message
   return {k[2:]: v for k, v in pairs.items()}
 
 
@@ -52,23 +59,26 @@ def refusals():
       plan(argv_of(family, threshold, rule))
     except ValueError as e:
       alt = suggestion(str(e))
-      out[family, threshold, rule] = (str(e), (family, alt.get("threshold", threshold),
-                                               alt.get("rule", rule)))
+      given = "gk16" if own_stop(rule) else threshold  # the default where none is given
+      out[family, threshold, rule] = (str(e), (family, alt.get("threshold", given),
+                                               alt.get("rule", rule), alt.get("stop")))
   return out
 
 
 def test_every_refusal_suggests_a_combination_that_is_accepted():
   found = refusals()
   for (family, threshold, rule), (message, alt) in sorted(found.items()):
-    print(f"{family:<12} {threshold:<6} {rule:<10} -> --threshold {alt[1]} --rule {alt[2]}")
+    print(f"{family:<12} {threshold:<6} {rule:<10} -> --threshold {alt[1]} --rule {alt[2]}"
+          f" --stop {alt[3]}")
     assert "\n" not in message
     assert re.search(rf"'({re.escape(rule)}|{threshold})'", message), message
-    assert alt not in found, f"{(family, threshold, rule)} points to the refused {alt}"
+    assert alt[3] is not None or alt[:3] not in found, \
+        f"{(family, threshold, rule)} points to the refused {alt}"
     assert len(plan(argv_of(*alt))) == 1
   # The issue's circle: kk is proven for Weibull rewards (exponential in x^k).
-  assert not any(k[:2] == ("weibull", "kk") for k in found)
+  assert not any(k[:2] == ("weibull", "kk") and not own_stop(k[2]) for k in found)
   assert ("weibull", "paper", "tcb") in found
-  assert found["weibull", "paper", "tcb"][1] == ("weibull", "kk", "tcb")
+  assert found["weibull", "paper", "tcb"][1] == ("weibull", "kk", "tcb", None)
   # Some combination runs for every family, and every threshold for some family.
   for family in families.BUILTIN:
     assert any(k[0] == family and k not in found for k in COMBINATIONS)

@@ -168,6 +168,24 @@ def test_causal_records_follow_the_summation_by_parts_identities():
   assert np.abs(np.asarray(res.policy_score["beta"])).max() > 0
 
 
+def test_future_noise_control_variates_have_their_structure():
+  """The columns after the state baselines (`jbai.core.lane._record_scores`): all
+  N_CONTROLS recorded; the rule's-choice column group is exactly 0 for TCB (no coin)
+  and not for T3C; the reward-noise groups are not 0; finite everywhere."""
+  from jbai.core.lane import N_CONTROLS, N_FEATURES
+  f = N_FEATURES
+  for rule, coin in (("tcb", False), ("t3c", True)):
+    res = jbai.rollout(jax.random.key(3), "bernoulli", [0.7, 0.5, 0.4], jbai.rules.get(rule),
+                       [0.1, 1e-3], 200)
+    cv = np.asarray(res.score_cv)  # [n, D, C, K]
+    assert cv.shape[-2] == N_CONTROLS and np.all(np.isfinite(cv))
+    assert np.abs(cv[..., f:3 * f, :]).max() > 0
+    assert (np.abs(cv[..., 3 * f:, :]).max() > 0) == coin
+    if coin:
+      pcv = np.asarray(res.policy_score_cv["beta"])
+      assert pcv.shape[-1] == N_CONTROLS and np.abs(pcv[..., 3 * f:]).max() > 0
+
+
 @pytest.mark.parametrize("family, means", [
     ("gaussian", [1.0, 0.6, 0.4]),
     ("bernoulli", [0.7, 0.5, 0.4]),
@@ -194,10 +212,10 @@ def test_the_causal_estimator_agrees_with_the_score_estimator_with_less_variance
     jbai.estimate(key, family, means, rule, 0.05, 8, estimator="pathwise")
 
 
-def test_no_silent_zero_through_rollout_or_second_derivatives():
+def test_no_silent_zero_through_rollout():
   """jax.grad and jax.jvp through rollout's tau, answer and counts raise an error
   naming jbai.estimate (a pathwise derivative would be a silent 0); inputs under
-  stop_gradient pass; jax.hessian of estimate(...).mean_tau is NaN, not 0."""
+  stop_gradient pass."""
   from jbai.core.guard import NoPathwiseDerivative
   key, means = jax.random.key(0), jnp.array([1.0, 0.5, 0.0])
 
@@ -215,6 +233,12 @@ def test_no_silent_zero_through_rollout_or_second_derivatives():
   assert jax.grad(lambda m: run(jax.lax.stop_gradient(m), "tau") + jnp.sum(m))(means)[0] == 1
   assert np.isfinite(jax.jit(run, static_argnums=1)(means, "tau"))
 
+
+@pytest.mark.slow
+def test_no_silent_zero_in_second_derivatives():
+  """jax.hessian of estimate(...).mean_tau is NaN, not 0 (its first derivative is
+  the likelihood-ratio estimate)."""
+  key, means = jax.random.key(0), jnp.array([1.0, 0.5, 0.0])
   mean_tau = lambda m: jbai.estimate(key, "gaussian", m, "tcb", 0.1, 32).mean_tau
   assert np.all(np.isfinite(jax.grad(mean_tau)(means)))
   assert np.all(np.isnan(jax.hessian(mean_tau)(means)))
@@ -237,7 +261,11 @@ def test_cli_grad_in_beta_and_eps_with_each_estimator(capsys):
                           "--estimator", "fd", "--h", "0.2"]) == 0
   out = json.loads(capsys.readouterr().out)
   assert len(out["grad_mean_tau"]) == 1 and out["simulated_steps"] > 0
-  assert cli.main(base + ["--rule", "tcb", "--wrt", "eps"]) == 2
+  assert cli.main(base + ["--rule", "tcb", "--wrt", "eps", "--estimator", "causal"]) == 2
+  # the default, auto: the CRN finite difference in beta and eps (with its h), causal in the means
+  assert cli.main(base + ["--rule", "t3c", "--beta", "0.5", "--wrt", "beta"]) == 0
+  out = json.loads(capsys.readouterr().out)
+  assert out["estimator"] == "fd" and out["h"] == 0.1
   assert cli.main(base + ["--rule", "tcb"]) == 0
   out = json.loads(capsys.readouterr().out)
   assert len(out["grad_mean_tau"]) == 3 and out["estimator"] == "causal"

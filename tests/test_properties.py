@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 import jbai
 from jbai import cli
 
-FAST, SLOW = 6, 150
+FAST, SLOW = 3, 150
 
 
 def budget(n: int):

@@ -125,7 +125,7 @@ def test_smoke_numbers_are_sane(smoke):
   for r in grad:  # the best arm's mean lowers E[tau], and so it does T*
     assert float(r["grad_t_star_0"]) < 0 < float(r["grad_t_star_1"])
   hardest = _csv(os.path.join(out, "hardest.csv"))
-  assert [r["instance"] for r in hardest] == ["start", "ascent", "random"]
+  assert [r["instance"] for r in hardest] == ["start", "ascent", "random", "spsa"]
   assert all(float(r["ratio"]) > 0 for r in hardest)
 
 

@@ -11,16 +11,33 @@ import jbai
 from jbai.core.inputs import raw_key
 from jbai.core.lane import step_keys
 from jbai.random import prng
-from jbai.rules.ties import TIE_ULPS, argmax_random, argmax_ties, first_max, lowest, maxima
+from jbai.rules import ties
+from jbai.rules.ties import (TIE_ULPS, argmax_random, argmax_ties, first_index, first_max,
+                             maxima, or_argmax)
 from jbai.rules.top_two import tci_challenger
 from jbai.state import arm_stats
 
 
-def test_lowest_is_the_first_index_that_holds_and_stays_in_range():
-  assert int(lowest(jnp.array([False, True, True]))) == 1
-  assert int(lowest(jnp.array([False, False, False]))) == 2
-  np.testing.assert_array_equal(jax.jit(jax.vmap(lowest))(jnp.array([[True, False], [False, True]])),
-                                [0, 1])
+def test_first_index_and_its_fallback_to_an_argmax():
+  assert int(first_index(jnp.array([False, True, True]))) == 1
+  assert int(first_index(jnp.array([False, False, False]))) == 3
+  values = jnp.array([0.2, 0.9, 0.5])
+  assert int(or_argmax(jnp.int32(0), values)) == 0
+  assert int(or_argmax(jnp.int32(3), values)) == 1  # nowhere: the arg-max, not K - 1
+
+
+def test_when_no_maximum_is_found_the_helpers_pick_an_argmax(monkeypatch):
+  """Where XLA's copies of the values differ by more than the tolerance (float32
+  Bernoulli costs under cancellation), `maxima` holds nowhere: the helpers then
+  pick an arg-max of the values, not the last arm (which made TCB pull arm K - 1
+  at every such step)."""
+  monkeypatch.setattr(ties, "maxima", lambda values: jnp.zeros(values.shape, bool))
+  values = jnp.array([0.2, 0.9, 0.5, 0.1])
+  key = jax.random.key(0)
+  assert int(argmax_ties(jnp.float32(0.7), values)) == 1
+  assert int(argmax_random(key, values)) == 1
+  assert int(ties.argmax_random_ties(key, values)) == 1
+  assert int(ties.argmin_random_ties(key, values)) == 3
 
 
 @pytest.mark.parametrize("dtype", [jnp.float32, jnp.float64])

@@ -49,9 +49,11 @@ from jbai.cli.trials import TrialLog
 
 def cmd_rules(args) -> int:
   """`jbai rules`: one line per sampling rule."""
-  from jbai.rules import describe
+  from jbai.rules import RULES, describe
   for name, doc, params in describe():
-    print(f"{name:<12} {doc}" + (f"  [{params}]" if params else ""))
+    own = getattr(RULES[name](), "stop", None)  # the rule's own stop, else the GLLR
+    stop = f"  stop: {'gllr' if own is None else own.name}"
+    print(f"{name:<12} {doc}" + (f"  [{params}]" if params else "") + stop)
   return 0
 
 
@@ -79,6 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
   p.add_argument("--repair", action="store_true",
                  help="resume past a damaged line of the finished-trial file: drop it and "
                  "the lines after it, and run their trials again")
+  p.add_argument("--eps-good", type=number, default=None, metavar="EPS",
+                 help="eps-good answers: stop with the eps-GLLR against --threshold and "
+                 "count an answer as an error when mu_answer < max mu - EPS (rules that "
+                 "stop with the GLLR; see docs/guide/stops.md)")
   p.set_defaults(func=cmd_run)
 
   p = sub.add_parser("grad", help="E[tau] and P(error) with their gradients in the means "

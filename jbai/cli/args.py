@@ -152,8 +152,13 @@ def add_rule_args(p):
   p.add_argument("--rule", type=name_list, default=DEFAULT_RUN["rule"],
                  help="sampling rule(s), comma-separated: compared side by side "
                  "(see `jbai rules`)")
-  p.add_argument("--threshold", type=name_list, default=DEFAULT_RUN["threshold"],
-                 help="stopping threshold(s): gk16, kk, paper")
+  p.add_argument("--threshold", type=name_list, default=None,
+                 help="stopping threshold(s) of the GLLR stop: gk16 (default), kk, paper")
+  p.add_argument("--stop", choices=("gllr", "confidence", "elimination", "lil"),
+                 default=None,
+                 help="stopping rule: gllr (the GLLR against --threshold), confidence "
+                 "(LUCB bounds), elimination (one arm left) or lil (lil'UCB); default: "
+                 "each rule's own stop (see `jbai rules`), else gllr")
   p.add_argument("--beta", type=number_list, default=None,
                  help="top-two parameter(s) beta, e.g. 0.3,0.5 (one compiled program); "
                  "rules that take no beta ignore it, and a --rule list where none "
@@ -161,6 +166,13 @@ def add_rule_args(p):
   p.add_argument("--eps", type=number_list, default=None,
                  help="TCB/ITCB look-ahead(s) r_t = eps/t; rules that take no eps "
                  "ignore it, and a --rule list where none takes it is refused")
+  p.add_argument("--forced", choices=("strict", "sqrt-t-k2", "none"), default=None,
+                 help="Track-and-Stop's forced exploration: strict (min N < sqrt(t) - K/2, "
+                 "the paper; tas-d's default), sqrt-t-k2 (min N <= sqrt(t) - K/2, "
+                 "Garivier & Kaufmann's code) or none (tas-c's default)")
+  p.add_argument("--projection", choices=("eps", "none"), default=None,
+                 help="tas-c's projection of w: eps (the paper's eps-projection, "
+                 "default) or none (Garivier & Kaufmann's code)")
 
 
 def add_run_args(p):

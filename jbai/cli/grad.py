@@ -3,9 +3,11 @@
 Each (rule, threshold) is simulated with scores; per delta the record holds the
 Monte Carlo means with standard errors and 95% intervals, their gradients in the
 parameter of --wrt (one entry per arm for "means", one for "beta" or "eps") by the
-estimator of --estimator ("causal", the default, or "score": the likelihood-ratio
-estimators of `jbai.core.estimate.monte_carlo`; "fd": central finite differences
-with common random numbers, `jbai.finite_difference`, the only one for eps), the
+estimator of --estimator ("causal" or "score": the likelihood-ratio estimators of
+`jbai.core.estimate.monte_carlo`; "fd": central finite differences with common
+random numbers, `jbai.finite_difference`, the only one for eps; "auto", the
+default: causal for the means, fd for beta and eps, where each has the smaller
+standard error at equal simulated steps, docs/performance.md), the
 simulated steps they cost, and, for reference, the gradient in the means of
 T*(nu) log(1/delta) from the exact oracle's implicit derivatives.
 """
@@ -24,18 +26,31 @@ def _ci95(value, se) -> list:
 
 
 WRT = ("means", "beta", "eps")
-ESTIMATORS = ("causal", "score", "fd")
+ESTIMATORS = ("auto", "causal", "score", "fd")
+# --h of fd when not given: in beta a wider step (the coin flips that a step of h
+# changes are few, so the difference's variance grows as 1/h), elsewhere a narrow one.
+DEFAULT_H = {"means": 0.02, "beta": 0.1, "eps": 0.02}
+
+
+def choose(wrt: str, estimator: str, h=None) -> tuple:
+  """(estimator, h) that `jbai grad` runs: "auto" is causal for the means and the
+  CRN finite difference (bias O(h^2)) for beta and eps."""
+  if estimator == "auto":
+    estimator = "causal" if wrt == "means" else "fd"
+  return estimator, (DEFAULT_H[wrt] if h is None else h)
 
 
 def add_grad_args(p):
   """--wrt, --estimator, --h."""
   p.add_argument("--wrt", default="means", choices=WRT,
                  help="the parameter to differentiate in (default: means)")
-  p.add_argument("--estimator", default="causal", choices=ESTIMATORS,
-                 help="causal (default) or score: likelihood-ratio estimators; fd: central "
-                 "finite differences with common random numbers (needed for eps)")
-  p.add_argument("--h", type=float, default=0.02,
-                 help="half-step of --estimator fd (default 0.02)")
+  p.add_argument("--estimator", default="auto", choices=ESTIMATORS,
+                 help="causal or score: likelihood-ratio estimators; fd: central finite "
+                 "differences with common random numbers (needed for eps); auto (default): "
+                 "causal for the means, fd for beta and eps")
+  p.add_argument("--h", type=float, default=None,
+                 help="half-step of fd (default 0.1 for beta, 0.02 for the means and eps; "
+                 "its bias in the gradient is O(h^2))")
 
 
 def _as_rows(g, wrt: str, d: int) -> list:
@@ -120,7 +135,8 @@ def _print_param_grad(rec: dict) -> None:
         f"simulated steps; +- is a 95% CI")
   print(f"  E[tau]    {rec['mean_tau']:.6g} +- {Z95 * rec['mean_tau_se']:.3g}")
   print(f"  P(error)  {rec['error_rate']:.4g} +- {Z95 * rec['error_rate_se']:.2g}")
-  print(f"  d/d{rec['wrt']} ({rec['estimator']}): E[tau] {rec['grad_mean_tau'][0]:.5g} +- "
+  how = rec["estimator"] + (f", CRN, h = {rec['h']:g}" if "h" in rec else "")
+  print(f"  d/d{rec['wrt']} ({how}): E[tau] {rec['grad_mean_tau'][0]:.5g} +- "
         f"{Z95 * rec['grad_mean_tau_se'][0]:.2g}, P(error) {rec['grad_error_rate'][0]:.4g} "
         f"+- {Z95 * rec['grad_error_rate_se'][0]:.2g}")
 
@@ -133,7 +149,8 @@ def cmd_grad(args) -> int:
     io.check_output(args.out, "--out")  # before anything runs: a bad --out loses no work
   plan = plan_command(args)
   show = not args.json and (sys.stderr.isatty() or args.progress)
-  wrt, estimator = getattr(args, "wrt", "means"), getattr(args, "estimator", "causal")
+  wrt = getattr(args, "wrt", "means")
+  estimator, h = choose(wrt, getattr(args, "estimator", "auto"), getattr(args, "h", None))
   if wrt == "eps" and estimator != "fd":
     raise ValueError("--wrt eps: TCB and ITCB choose deterministically in eps, so it has "
                      "no likelihood-ratio gradient: use --estimator fd")
@@ -148,9 +165,13 @@ def cmd_grad(args) -> int:
       # A key apart from the run's, so that the values and the differences are independent.
       differences, fd_steps = _differences(
           jax.random.fold_in(jax.random.key(args.seed), 1), run, plan.family, plan.means,
-          plan.deltas, args.trials, args.max_steps, wrt, args.h)
-    records += grad_records(res, run, plan.family, plan.means, plan.deltas, wrt, estimator,
-                            differences, fd_steps)
+          plan.deltas, args.trials, args.max_steps, wrt, h)
+    new = grad_records(res, run, plan.family, plan.means, plan.deltas, wrt, estimator,
+                       differences, fd_steps)
+    if estimator == "fd":
+      for rec in new:
+        rec["h"] = h
+    records += new
   payload = records[0] if len(records) == 1 else records
   if args.out:
     io.write_json(args.out, payload)

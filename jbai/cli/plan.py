@@ -60,7 +60,8 @@ def rule_refusal(family, rule) -> Optional[str]:
     jax.eval_shape(lambda key: rule.select(key, family, empty_stats(family, num_arms),
                                            rule.init(num_arms)), jax.random.key(0))
   except ValueError as e:
-    return _RULE_HINT.sub("", str(e).splitlines()[0])
+    reason = _RULE_HINT.sub("", str(e).splitlines()[0])
+    return reason if repr(rule.name) in reason else f"rule {rule.name!r}: {reason}"
   return None
 
 
@@ -82,9 +83,14 @@ class Plan(NamedTuple):
   runs: list       # [Run], in order
 
 
-def make_rule(name: str, beta=None, eps=None):
+def make_rule(name: str, beta=None, eps=None, **options):
   from jbai.rules import get
-  return get(name, beta=beta, eps=eps)
+  return get(name, beta=beta, eps=eps, **options)
+
+
+def rule_options(args) -> dict:
+  """The rules' structural options of the command line (--forced, --projection)."""
+  return {k: getattr(args, k, None) for k in ("forced", "projection")}
 
 
 def plan_command(args) -> Plan:
@@ -118,31 +124,61 @@ def plan_runs(args, family) -> list:
     ValueError: one line naming each rule and threshold that does not apply,
       and the --rule / --threshold values that would (each checked).
   """
+  from jbai.cli.args import DEFAULT_RUN
   from jbai.thresholds import get as get_threshold
-  thr_objs = [get_threshold(t) for t in args.threshold]
+  thr_names = args.threshold or [DEFAULT_RUN["threshold"]]
+  thr_objs = [get_threshold(t) for t in thr_names]
   check_rule_params(args)
   betas, epss = args.beta or [None], args.eps or [None]
   rule_objs = {}
   for name in args.rule:
     for b in betas:
       for e in epss:
-        rule = make_rule(name, b, e)
+        rule = make_rule(name, b, e, **rule_options(args))
         rule_objs.setdefault(repr(rule), (name, rule))
-  check_combinations(family, args.rule, args.threshold, betas, epss)
+  check_combinations(family, args.rule, thr_names, betas, epss)
   names = [n for n, _ in rule_objs.values()]
   runs = []
   for name, rule in rule_objs.values():
     label = name if names.count(name) == 1 else repr(rule)
-    for thr in thr_objs:
+    for thr in stops_for(args, family, rule, thr_objs):
       runs.append(Run(label, rule, thr))
   return runs
 
 
+def stops_for(args, family, rule, thr_objs) -> list:
+  """The stops a rule runs with: --stop (gllr: the --threshold list), else the
+  rule's own stop, else the --threshold list; each checked (`jbai.stops.check`:
+  one line with a working combination where it does not suit). An explicit
+  --threshold with a stop that takes none is refused, never ignored."""
+  from jbai import stops
+  name = getattr(args, "stop", None)
+  if name is None:
+    own = stops.own_stop(rule)
+    chosen = [own] if own is not None else thr_objs
+  else:
+    chosen = [stops.get(name, rule)] if name != "gllr" else thr_objs
+  if args.threshold is not None and chosen is not thr_objs:
+    gllr_fits = stops.refusal(thr_objs[0], rule, family) is None
+    raise ValueError(
+        f"rule {rule.name!r} stops with {chosen[0].name!r}, which takes no --threshold: "
+        "drop --threshold, or to stop with the GLLR against it; use "
+        f"{'--stop gllr' if gllr_fits else '--rule tcb'} "
+        f"--threshold {','.join(t.name for t in thr_objs)}")
+  for stop in chosen:
+    stops.check(stop, rule, family)
+  deltas = getattr(args, "delta", None) or [None]
+  if len(deltas) > 1 and stops.takes_delta(rule.init(len(args.means))):
+    raise ValueError(f"rule {rule.name!r} samples with confidence bounds that depend on "
+                     f"delta: give one --delta per run (e.g. --delta {deltas[0]})")
+  return chosen
+
+
 def check_rule_params(args) -> None:
-  """Refuses --beta or --eps when no rule of --rule takes it (it would be ignored
+  """Refuses --beta, --eps, --forced or --projection when no rule of --rule takes it (it would be ignored
   silently), naming the rules that do."""
   from jbai.rules import RULES
-  for option in ("beta", "eps"):
+  for option in ("beta", "eps", "forced", "projection"):
     if getattr(args, option, None) is None:
       continue
     takes = [r for r in RULES if option in inspect.signature(RULES[r]).parameters]

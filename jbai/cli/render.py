@@ -38,6 +38,10 @@ def print_run(records: list, labels: list, single: bool, means, args) -> None:
     print_single(records[0], means, args.max_steps)
   else:
     print_table(records, labels, means, args)
+  eps = {r.get("eps_good", 0.0) for r in records} - {0.0}
+  if eps:
+    print(f"eps-good answers (eps = {', '.join(f'{e:g}' for e in sorted(eps))}): the error "
+          "rate counts answers that are not eps-good, mu_answer < max mu - eps")
   capped = sum(r["hit_cap"] for r in records)
   if capped:
     print(f"warning: {capped} trial(s) reached max_steps without stopping; "

@@ -70,8 +70,10 @@ def partial_summaries(plan, done: dict, run, n_trials: int) -> list:
   raw records (tau = 0 where a level never crossed: the trial hit the cap)."""
   from jbai.core.records import finish
   from jbai.host.summary import optimal, summarize
+  from jbai.stops.eps_good import eps_of
   means = np.asarray(plan.means)
-  flat = finish(np, done, np.asarray([means]), len(done["index"]))
+  eps = eps_of(run.threshold)  # with --eps-good, an error is an answer that is not eps-good
+  flat = finish(np, done, np.asarray([means]), len(done["index"]), eps)
   tau, correct, hit_cap = flat["tau"], flat["correct"], flat["hit_cap"]
   from jbai.core.inputs import log_inv_delta
   optimum = optimal(plan.family, means)
@@ -81,7 +83,7 @@ def partial_summaries(plan, done: dict, run, n_trials: int) -> list:
                   optimum=optimum, log_inv_delta=float(log_inv_delta(delta)[0]))
     s.update({"delta": delta, "rule": repr(run.rule), "family": repr(plan.family),
               "threshold": repr(run.threshold), "steps_per_second": None,
-              "complete": False, "trials_requested": n_trials})
+              "complete": False, "trials_requested": n_trials, "eps_good": eps})
     out.append(s)
   return out
 
@@ -127,10 +129,36 @@ def checked_outputs(args) -> Optional[dict]:
   return paths
 
 
+def with_eps_good(plan, eps_good: Optional[float]):
+  """The plan with every run stopping with the eps-GLLR against its threshold
+  (--eps-good; `jbai.stops.eps_gllr`), unchanged without it.
+
+  Raises:
+    ValueError: a run whose rule stops otherwise than with the GLLR, with the
+      option that runs it (--stop gllr, or a GLLR rule for an eliminating one).
+  """
+  if eps_good is None:
+    return plan
+  from jbai import stops
+  from jbai.stops.eps_good import eps_gllr
+  if not 0 <= eps_good < float("inf"):
+    raise ValueError(f"--eps-good must be a finite number >= 0, got {eps_good}")
+  runs = []
+  for run in plan.runs:
+    if isinstance(run.threshold, stops.Stop):
+      eliminating = run.threshold.name == "elimination"
+      hint = ("use a rule that stops with the GLLR, e.g. --rule tcb" if eliminating else
+              f"add --stop gllr to run {run.rule.name} with the GLLR")
+      raise ValueError(f"--eps-good needs the GLLR stop; rule {run.rule.name!r} stops with "
+                       f"{run.threshold.name!r}: {hint}")
+    runs.append(run._replace(threshold=eps_gllr(eps_good, run.threshold)))
+  return plan._replace(runs=runs)
+
+
 def cmd_run(args) -> int:
   """`jbai run`: returns 0, or EXIT_INTERRUPTED after Ctrl-C."""
   paths = checked_outputs(args)  # before anything runs: a bad --out loses no work
-  plan = plan_command(args)
+  plan = with_eps_good(plan_command(args), getattr(args, "eps_good", None))
   runs, specs = [], {}
   for run in plan.runs:  # each run named by the hash of its spec
     spec = run_spec(args, plan, run)

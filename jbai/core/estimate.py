@@ -20,8 +20,9 @@ the whole score with a leave-one-out baseline as control variate,
 
 unbiased since b_i is independent of trial i. "causal", the default, uses for
 E[tau] that {tau > t} depends only on the first t steps (so each step's score is
-weighted by the steps that remain after it, not by tau), with baselines that
-depend on the state, regressed by cross-fitting; for P(error), f S_tau with the
+weighted by the steps that remain after it, not by tau), with control variates
+for the state and for the noise of the later steps, regressed by cross-fitting
+(docs/performance.md measures the gain); for P(error), f S_tau with the
 same control variates. Each standard error is the standard deviation of the
 per-trial terms over sqrt(n). `estimate` returns the value and these
 gradients with their standard errors, and makes `jax.grad` of the value return
@@ -130,7 +131,7 @@ def _check(family, rule, threshold, means, n_trials):
 
 
 def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
-             threshold="gk16", max_steps=1_000_000, *, params: Optional[dict] = None,
+             threshold=None, max_steps=1_000_000, *, params: Optional[dict] = None,
              lanes: Optional[int] = None, estimator: str = "causal") -> Estimate:
   """E[tau] and P(error) of a BAI algorithm, and their gradients, by simulation.
 
@@ -147,7 +148,8 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
     rule: a `Rule` or a registered name.
     delta: a confidence level or a [D] vector (one trajectory per trial serves all).
     n_trials: number of trials (static, >= 2).
-    threshold: a `Threshold` or a name.
+    threshold: a `Threshold` or a name, or a `jbai.stops.Stop`; None: the rule's
+      own stop, else the GLLR with gk16.
     max_steps: cap on a trial's length; trials at the cap count as errors and
       enter E[tau] at the cap (the estimate is then of E[min(tau, cap)]).
     params: the rule's runtime parameters {name: value}, e.g. {"beta": 0.5}.
@@ -271,6 +273,11 @@ def monte_carlo(trials: Rollout, scalar_delta: bool, dtype=None,
     of mean 0 since E[s_s | state_s] = 0; c is regressed by `cross_fitted`. For
     P(error), f S_tau with the same control variates (phi_0 = 1 gives the constant
     baseline c_0 S_tau). The features are those of `jbai.core.lane.features`.
+    The remaining noise sum_t S_t D_t (D_t: the change in the expected remaining
+    time that step t's reward and choice make) is regressed out by the
+    future-noise columns sum_{t < tau} S_t u_t phi(state_t), u_t of mean 0 given
+    the state (`jbai.core.lane._record_scores`); all N_CONTROLS columns enter the
+    same cross-fitted regression.
 
   Args:
     trials: a `Rollout` with scores (`jbai.rollout`, or `jbai.simulate` with
@@ -324,7 +331,7 @@ def monte_carlo(trials: Rollout, scalar_delta: bool, dtype=None,
 
 
 def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
-                      wrt, h: float, threshold="gk16", max_steps=1_000_000, *,
+                      wrt, h: float, threshold=None, max_steps=1_000_000, *,
                       params: Optional[dict] = None,
                       lanes: Optional[int] = None) -> Difference:
   """Central finite differences of E[tau] and P(error), with common random numbers.
@@ -344,7 +351,8 @@ def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
     wrt: an arm index (differentiate in that arm's mean) or the name of a
       runtime parameter of the rule ("eps", "beta").
     h: the half-step.
-    threshold: a `Threshold` or a name.
+    threshold: a `Threshold` or a name, or a `jbai.stops.Stop`; None: the rule's
+      own stop, else the GLLR with gk16.
     max_steps: cap on a trial's length.
     params: the rule's runtime parameters {name: value}.
     lanes: size of the lane pool (static).

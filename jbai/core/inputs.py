@@ -37,6 +37,7 @@ import numpy as np
 
 from jbai import families as families_lib
 from jbai import rules as rules_lib
+from jbai import stops as stops_lib
 from jbai import thresholds as thresholds_lib
 from jbai.families.base import Family, check_means
 from jbai.rules.base import Rule
@@ -63,7 +64,7 @@ def as_rule(rule) -> Rule:
                     f"init(num_arms) and select(key, family, arm_stats, state) "
                     f"functions; got {rule!r}")
   return Rule(name=getattr(rule, "name", type(rule).__name__), init=init, select=select,
-              score=getattr(rule, "score", None))
+              score=getattr(rule, "score", None), stop=getattr(rule, "stop", None))
 
 
 def resolve(family, rule, threshold) -> tuple:
@@ -74,12 +75,16 @@ def resolve(family, rule, threshold) -> tuple:
   if not isinstance(family, Family):
     raise TypeError(f"family must be a jbai.families.Family or a name, got {family!r}")
   rule = as_rule(rule)
+  if threshold is None:  # the rule's own stop (jbai.stops), else the GLLR with gk16
+    threshold = stops_lib.own_stop(rule) or "gk16"
   if isinstance(threshold, str):
     threshold = thresholds_lib.get(threshold)
-  if not isinstance(threshold, Threshold):
-    raise TypeError(f"threshold must be a jbai.thresholds.Threshold or a name, "
-                    f"got {threshold!r}")
-  thresholds_lib.check(threshold, family)
+  if not isinstance(threshold, (Threshold, stops_lib.Stop)):
+    raise TypeError(f"threshold must be a jbai.thresholds.Threshold, a jbai.stops.Stop "
+                    f"or a name, got {threshold!r}")
+  if isinstance(threshold, Threshold):
+    thresholds_lib.check(threshold, family)
+  stops_lib.check(threshold, rule, family)
   return family, rule, threshold
 
 
@@ -181,7 +186,8 @@ def log_inv_delta(delta) -> np.ndarray:
 
 def _builtin(threshold: Threshold) -> bool:
   """True for a threshold whose init takes a `LogDelta` (jbai's own)."""
-  return getattr(threshold.init, "__module__", "").startswith("jbai.thresholds")
+  return getattr(threshold.init, "__module__", "").startswith(("jbai.thresholds",
+                                                                 "jbai.stops"))
 
 
 def threshold_params(threshold: Threshold, delta, num_arms: int, dtype):

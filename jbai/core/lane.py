@@ -11,7 +11,8 @@ Each step of a running lane, with the statistics of the t rewards so far:
      means (lowest index among ties), Lambda_t(top, i) = transport cost with the
      counts as weights and the MLEs as means (the GLLR), ch = argmin_i
      Lambda_t(top, i), and every delta whose threshold Lambda_t(top, ch) crosses
-     for the first time records tau = t and answer = top;
+     for the first time records tau = t and answer = top (with a stopping rule
+     of `jbai.stops` in the threshold's place, its test decides instead);
   2. the trial ends when every delta has crossed or t reaches max_steps (the
      cap: such a trial is reported in `hit_cap`, never dropped);
   3. otherwise the rule selects an arm, the family samples a reward, and the
@@ -33,6 +34,7 @@ from jbai.families.base import Family
 from jbai.random import prng
 from jbai.rules.base import Rule
 from jbai.state import ArmStats, empty_stats, observe
+from jbai.stops.base import Stop
 from jbai.transport import pair_costs
 
 
@@ -54,13 +56,19 @@ class Scores(NamedTuple):
   # control variates sum_{s < tau} s_s phi_k(state_s), k < F (see `features`).
   causal_reward: Any = ()  # [D, K] float, sum_{t < tau} S_t (reward part)
   causal_policy: Any = ()  # {name: [D] float}, the same for the rule's score
-  cv_reward: Any = ()      # [D, F, K] float, sum_{s < tau} s_s phi_k(state_s)
-  cv_policy: Any = ()      # {name: [D, F] float}
+  # then the future-noise control variates sum_{s < tau} S_s w_s psi_k(state_s, A_s)
+  # (`_record_scores`): C = N_CONTROLS columns in all.
+  cv_reward: Any = ()      # [D, C, K] float, sum_{s < tau} s_s phi_k(state_s), then the above
+  cv_policy: Any = ()      # {name: [D, C] float}
   sum_reward: Any = ()     # [K] float, sum_{u < t} S_u so far
   sum_policy: Any = ()     # {name: [] float}
   mix_reward: Any = ()     # [D, F, K] float, sum_{u < t} S_u (phi_{u-1} - phi_u) so far
   mix_policy: Any = ()     # {name: [D, F] float}
   phi_prev: Any = ()       # [D, F] float, the features of the previous step
+  fut_reward: Any = ()     # [D, 3F, K] float, sum_{s < t} S_s w_s psi(state_s, A_s) so far
+  fut_policy: Any = ()     # {name: [D, 3F] float}
+  prev_reward: Any = ()    # [K] float, S_{t-1}
+  prev_policy: Any = ()    # {name: [] float}, the rule's score after t - 1 steps
 
 
 class Lane(NamedTuple):
@@ -119,6 +127,7 @@ def policy_score(rule: Rule, state) -> dict:
 
 
 N_FEATURES = 4  # features of the state for the control variates (`features`)
+N_CONTROLS = 4 * N_FEATURES  # control variates per parameter: F baselines, 3F future noise
 
 
 def features(t: jax.Array, glr: jax.Array, beta: jax.Array) -> jax.Array:
@@ -142,17 +151,24 @@ def initial_scores(family: Family, rule: Rule, config: Config, num_arms: int,
   names = policy_score(rule, config.rule_state)
   per_feature = jnp.zeros((n_deltas, N_FEATURES), dtype)
   reward_features = jnp.zeros((n_deltas, N_FEATURES, num_arms), dtype)
+  per_control = jnp.zeros((n_deltas, N_CONTROLS), dtype)
+  reward_controls = jnp.zeros((n_deltas, N_CONTROLS, num_arms), dtype)
+  per_future = jnp.zeros((n_deltas, N_CONTROLS - N_FEATURES), dtype)
   return Scores(
       running=() if family.score is not None else jnp.zeros(num_arms, dtype),
       reward=jnp.zeros((n_deltas, num_arms), dtype),
       policy={k: zeros for k in names},
       causal_reward=jnp.zeros((n_deltas, num_arms), dtype),
       causal_policy={k: zeros for k in names},
-      cv_reward=reward_features, cv_policy={k: per_feature for k in names},
+      cv_reward=reward_controls, cv_policy={k: per_control for k in names},
       sum_reward=jnp.zeros(num_arms, dtype),
       sum_policy={k: jnp.zeros((), dtype) for k in names},
       mix_reward=reward_features, mix_policy={k: per_feature for k in names},
-      phi_prev=per_feature)
+      phi_prev=per_feature,
+      fut_reward=jnp.zeros((n_deltas, N_CONTROLS - N_FEATURES, num_arms), dtype),
+      fut_policy={k: per_future for k in names},
+      prev_reward=jnp.zeros(num_arms, dtype),
+      prev_policy={k: jnp.zeros((), dtype) for k in names})
 
 
 def start(family: Family, rule: Rule, config: Config, index, num_arms: int,
@@ -189,23 +205,49 @@ def _record_scores(family: Family, rule: Rule, lane: Lane, at_stop, advance, arm
   sum_{s < tau} s_s phi_s = S_tau phi_{tau-1} + sum_{u < tau} S_u (phi_{u-1} - phi_u),
   so a step records sum_{u < t} S_u and mix_t + S_t phi_{t-1} (mix_t the running
   sum_{u < t} S_u (phi_{u-1} - phi_u)) at a stop, then, if it advances, adds S_t
-  to the first and S_t (phi_{t-1} - phi_t) to mix (S_0 = 0, so phi_{-1} is moot)."""
+  to the first and S_t (phi_{t-1} - phi_t) to mix (S_0 = 0, so phi_{-1} is moot).
+
+  The future-noise control variates: the causal term sum_{s < tau} s_s (tau - s - 1)
+  carries the noise sum_t S_t D_t, D_t the change in the expected remaining time
+  that step t's random outcomes make. So the lane also accumulates
+  sum_{t < tau} S_t u_t phi_t for three noises u_t of mean 0 given the state:
+  w_t 1{A_t = leader} and w_t 1{A_t != leader}, w_t = d/dmu log pi(X_t | mu_{A_t})
+  the score of step t's reward (a reward of the leader shortens the remaining
+  time, a challenger's lengthens it), and c_t, the rule's score of step t's own
+  choice (summed over its parameters; 0 for a deterministic rule), known one step
+  later, so added then (`prev_*`). S_t and phi_t are known before step t's choice
+  and reward, so each column has mean 0."""
   scores, stats = lane.scores, lane.stats
   now = reward_score(family, stats, lane.means, scores.running)
   policy_now = policy_score(rule, lane.rule_state)
   stop_dk = at_stop[:, None]
   stop_dfk = at_stop[:, None, None]
   step_phi = scores.phi_prev - phi  # [D, F]
+  d_log_pi = jax.grad(family.log_density, argnums=1)(reward, lane.means[arm])
+  w = jnp.where(jnp.isfinite(d_log_pi), d_log_pi, 0.0).astype(phi.dtype)
+  lead = arm == jnp.argmax(stats.mean)
+  psi = jnp.concatenate([phi * jnp.where(lead, w, 0.0), phi * jnp.where(lead, 0.0, w),
+                         jnp.zeros_like(phi)], axis=-1)  # [D, 3F], this step's rewards
+  c = sum((v - scores.prev_policy[k] for k, v in policy_now.items()), jnp.zeros((), phi.dtype))
+  coin = jnp.concatenate([jnp.zeros_like(phi), jnp.zeros_like(phi), scores.phi_prev * c],
+                         axis=-1)  # [D, 3F], the previous step's choice, S_{t-1} to come
+  fut_reward = scores.fut_reward + coin[..., None] * scores.prev_reward
+  fut_policy = {k: scores.fut_policy[k] + coin * scores.prev_policy[k] for k in policy_now}
   scores = scores._replace(
       reward=jnp.where(stop_dk, now, scores.reward),
       policy={k: jnp.where(at_stop, v, scores.policy[k]) for k, v in policy_now.items()},
       causal_reward=jnp.where(stop_dk, scores.sum_reward, scores.causal_reward),
       causal_policy={k: jnp.where(at_stop, scores.sum_policy[k], scores.causal_policy[k])
                      for k in policy_now},
-      cv_reward=jnp.where(stop_dfk, scores.mix_reward + scores.phi_prev[..., None] * now,
+      cv_reward=jnp.where(stop_dfk, jnp.concatenate(
+          [scores.mix_reward + scores.phi_prev[..., None] * now, fut_reward], axis=-2),
                           scores.cv_reward),
-      cv_policy={k: jnp.where(stop_dk, scores.mix_policy[k] + scores.phi_prev * v,
+      cv_policy={k: jnp.where(stop_dk, jnp.concatenate(
+          [scores.mix_policy[k] + scores.phi_prev * v, fut_policy[k]], axis=-1),
                               scores.cv_policy[k]) for k, v in policy_now.items()},
+      fut_reward=jnp.where(advance, fut_reward + psi[..., None] * now, scores.fut_reward),
+      fut_policy={k: jnp.where(advance, fut_policy[k] + psi * v, scores.fut_policy[k])
+                  for k, v in policy_now.items()},
       sum_reward=jnp.where(advance, scores.sum_reward + now, scores.sum_reward),
       sum_policy={k: jnp.where(advance, scores.sum_policy[k] + v, scores.sum_policy[k])
                   for k, v in policy_now.items()},
@@ -213,9 +255,11 @@ def _record_scores(family: Family, rule: Rule, lane: Lane, at_stop, advance, arm
                            scores.mix_reward),
       mix_policy={k: jnp.where(advance, scores.mix_policy[k] + step_phi * v,
                                scores.mix_policy[k]) for k, v in policy_now.items()},
-      phi_prev=jnp.where(advance, phi, scores.phi_prev))
+      phi_prev=jnp.where(advance, phi, scores.phi_prev),
+      prev_reward=jnp.where(advance, now, scores.prev_reward),
+      prev_policy={k: jnp.where(advance, v, scores.prev_policy[k])
+                   for k, v in policy_now.items()})
   if family.score is None:
-    d_log_pi = jax.grad(family.log_density, argnums=1)(reward, lane.means[arm])
     one_hot = jnp.arange(lane.means.shape[-1]) == arm
     scores = scores._replace(running=jnp.where(
         advance & one_hot, scores.running + d_log_pi, scores.running))
@@ -225,13 +269,18 @@ def _record_scores(family: Family, rule: Rule, lane: Lane, at_stop, advance, arm
 def step(family: Family, rule: Rule, threshold, config: Config, lane: Lane):
   """Advances one running lane by one step (a no-op for idle or done lanes).
 
+  `threshold` is a GLLR `Threshold` or another stopping rule (`jbai.stops.Stop`).
+
   Returns:
     (lane, advanced): the new lane, and whether it took a reward.
   """
   running = (lane.index >= 0) & ~lane.done
   stats = lane.stats
-  top, ch, glr = stopping_statistic(family, stats)
-  beta = threshold.value(config.thr_params, family, stats, top, ch)
+  if isinstance(threshold, Stop):  # another stopping rule: stop where glr > beta too
+    top, ch, glr, beta = threshold.test(config.thr_params, family, stats, lane.rule_state)
+  else:
+    top, ch, glr = stopping_statistic(family, stats)
+    beta = threshold.value(config.thr_params, family, stats, top, ch)
   crossed = (lane.tau == 0) & (glr > beta) & running
   tau = jnp.where(crossed, stats.t, lane.tau)
   answer = jnp.where(crossed, top, lane.answer)

@@ -8,7 +8,11 @@ to a smaller pool (`compact`, `pool_sizes`). A trial's result depends on its
 number alone, so results are identical for any pool size and chunk size.
 
 `build_chunk` is the one program that both drivers run: `jbai.rollout` inside
-one compiled loop, `jbai.simulate` from the host between chunks.
+one compiled loop, `jbai.simulate` from the host between chunks. Each iteration
+of its loop may run several steps (`unroll`, `default_unroll`), which pays an
+accelerator's per-iteration launch and synchronisation once per `unroll` steps;
+the refills fall after the same steps whatever `unroll` is, so results do not
+depend on it either.
 """
 
 import functools
@@ -25,6 +29,8 @@ from jbai.rules.base import Rule
 REFILL_EVERY = 8  # steps between writing results and refilling finished lanes
 SHRINK = 8        # the tail's pool has 1/SHRINK of the lanes ...
 MIN_LANES = 4     # ... and at least MIN_LANES
+UNROLL_CPU = 1          # steps per iteration of the chunk's loop on a CPU ...
+UNROLL_ACCELERATOR = 8  # ... and on an accelerator (`default_unroll`)
 
 
 class Slots(NamedTuple):
@@ -91,9 +97,27 @@ def records(slots: Slots) -> dict:
   return out
 
 
+def check_unroll(unroll) -> int:
+  """Steps between possible refills within an unrolled iteration: `unroll` itself
+  when it divides REFILL_EVERY, else REFILL_EVERY (which must divide it)."""
+  if (not isinstance(unroll, int) or isinstance(unroll, bool) or unroll < 1 or
+      (REFILL_EVERY % unroll and unroll % REFILL_EVERY)):
+    raise ValueError(f"unroll must be a positive divisor or multiple of {REFILL_EVERY}, "
+                     f"got {unroll!r}")
+  return min(unroll, REFILL_EVERY)
+
+
 def build_chunk(family: Family, rule: Rule, threshold, num_arms: int,
-                n_deltas: int, n_lanes: int, chunk: int, scores: bool = False) -> Callable:
-  """The pure function that runs up to `chunk` steps of the pool.
+                n_deltas: int, n_lanes: int, chunk: int, scores: bool = False,
+                unroll: int = 1) -> Callable:
+  """The pure function that runs up to `chunk` steps of the pool (rounded up to a
+  multiple of `unroll`).
+
+  Each iteration of its `lax.while_loop` runs `unroll` steps (a divisor or a
+  multiple of REFILL_EVERY), so that the loop's per-iteration cost (the
+  predicate, and on an accelerator a launch and a synchronisation) is paid once
+  per `unroll` steps. Steps of a lane that has ended are no-ops, and the refills
+  fall after the same steps whatever `unroll` is, so results do not depend on it.
 
   With several devices each runs its own pool of `n_lanes` lanes on the trials
   n = todo[device + n_devices * j], j = 0, 1, ... (the trial's result depends on n
@@ -103,6 +127,7 @@ def build_chunk(family: Family, rule: Rule, threshold, num_arms: int,
     chunk_fn(pool, config, total, device, n_devices) -> pool, where total is the
     number of trials to run (instances * n_trials, or len(config.todo)).
   """
+  every = check_unroll(unroll)
   size = n_slots(n_lanes)
   start = functools.partial(lane_lib.start, family, rule)
   step = functools.partial(lane_lib.step, family, rule, threshold)
@@ -141,13 +166,26 @@ def build_chunk(family: Family, rule: Rule, threshold, num_arms: int,
       return ((pool.steps < chunk) & jnp.any(pool.lanes.index >= 0) &
               (pool.written + n_lanes <= size))
 
-    def body(pool):
+    def one_step(pool):
       lanes, advanced = jax.vmap(lambda l: step(config, l))(pool.lanes)
-      pool = pool._replace(lanes=lanes, steps=pool.steps + 1,
+      return pool._replace(lanes=lanes, steps=pool.steps + 1,
                            useful=pool.useful + jnp.sum(advanced, dtype=jnp.int32))
-      # Refilling touches every lane: do it every REFILL_EVERY steps only.
-      refill = (pool.steps % REFILL_EVERY == 0) & jnp.any(pool.lanes.done)
-      return jax.lax.cond(refill, refill_fn, lambda p: p, pool)
+
+    def refill(pool, due):  # refilling touches every lane: only when a lane is done
+      due = due & jnp.any(pool.lanes.done)
+      return jax.lax.cond(due, refill_fn, lambda p: p, pool)
+
+    def body(pool):
+      # `unroll` steps, a refill due after every REFILL_EVERY-th step of the chunk.
+      # An iteration starts at a multiple of `every`, so the refills fall where
+      # they fall with one step per iteration; within, their places are static
+      # when `every` is REFILL_EVERY.
+      for _ in range(unroll // every):
+        for _ in range(every):
+          pool = one_step(pool)
+        pool = refill(pool, True if every == REFILL_EVERY else
+                      pool.steps % REFILL_EVERY == 0)
+      return pool
 
     return jax.lax.while_loop(cond, body, refill_fn(pool))
 
@@ -181,16 +219,30 @@ def pool_sizes(n_lanes: int) -> list:
   return sizes
 
 
+def default_unroll(platform: Optional[str] = None) -> int:
+  """Steps per iteration of the chunk's loop on devices of `platform` (default:
+  JAX's default backend). On a CPU one (benchmarks/step_profile.py: an unrolled
+  body ran slower per step, docs/performance.md); on an accelerator, where each
+  iteration costs a launch of the body and a synchronisation on the predicate,
+  UNROLL_ACCELERATOR, to be confirmed by benchmarks/gpu.py."""
+  if (platform or jax.default_backend()) == "cpu":
+    return UNROLL_CPU
+  return UNROLL_ACCELERATOR
+
+
 def default_lanes(total: int, n_devices: int = 1, platform: Optional[str] = None) -> int:
   """Lanes per device for `total` trials on devices of `platform` (default: JAX's
   default backend), by measurement (benchmarks/lanes.py, docs/performance.md).
 
   On a CPU: enough to vectorise, few enough that the last, longest trials do not
-  leave most lanes idle (about 32 trials per lane, at most 512). On an
+  leave most lanes idle (about 32 trials per lane, at most 512), and at least 32
+  lanes once there are 256 trials: below that a step costs mostly the per-kernel
+  overhead (benchmarks/step_profile.py; 400 trials ran twice as fast on 32 lanes
+  as on 12, docs/performance.md). On an
   accelerator a step costs about the same for a few lanes as for thousands, so
   the pool is large (2 trials per lane, at most 16384).
   """
   per_device = -(-total // n_devices)
   if (platform or jax.default_backend()) == "cpu":
-    return int(min(512, max(8, per_device // 32)))
+    return int(min(512, max(8, min(32, per_device // 8), per_device // 32)))
   return int(min(16384, max(8, per_device // 2)))

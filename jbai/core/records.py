@@ -3,22 +3,30 @@
 A lane writes tau = 0 for a delta whose threshold it never crossed (the trial
 reached max_steps). `finish` turns that into the reported form: tau = the
 trial's length, answer = -1, `hit_cap` set and the answer counted as not
-correct. `shaped` gives the flat per-trial arrays their leading axes.
+correct (with eps_good > 0, correct means eps-good: `jbai.stops.eps_good`).
+`shaped` gives the flat per-trial arrays their leading axes.
 """
+
+from jbai.stops.eps_good import is_eps_good
 
 PER_DELTA = ("tau", "answer", "correct", "hit_cap", "reward_score", "causal_score",
              "score_cv")
 PER_DELTA_PREFIXES = ("policy_score.", "causal_policy_score.", "policy_score_cv.")
 
 
-def finish(xp, raw: dict, table, n_trials: int) -> dict:
+def finish(xp, raw: dict, table, n_trials: int, eps_good: float = 0.0) -> dict:
   """Per-trial outputs (flat, [I * n_trials, ...]) from the raw records: the cap
   (tau = 0: no crossing) becomes tau = steps and answer = -1, and `correct` and
-  `hit_cap` are added. `xp` is numpy or jax.numpy; `table` is the [I, K] means."""
+  `hit_cap` are added. `xp` is numpy or jax.numpy; `table` is the [I, K] means;
+  with eps_good > 0 an answer is correct when it is eps-good."""
   hit_cap = raw["tau"] == 0
   out = dict(raw, hit_cap=hit_cap,
              tau=xp.where(hit_cap, raw["steps"][:, None], raw["tau"]),
              answer=xp.where(hit_cap, -1, raw["answer"]))
+  if eps_good > 0:
+    out["correct"] = is_eps_good(xp, xp.repeat(table, n_trials, axis=0), out["answer"],
+                                 eps_good)
+    return out
   best = xp.repeat(xp.argmax(table, axis=-1), n_trials)
   out["correct"] = out["answer"] == best[:, None]
   return out

@@ -15,6 +15,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jbai import stops
+from jbai.stops import eps_good as eps_lib
 from jbai.core import guard, inputs, pool as pool_lib, records
 from jbai.core.lane import Config
 from jbai.families.base import check_means
@@ -42,9 +44,9 @@ class Rollout(NamedTuple):
   reward_score: Any = None  # float [..., (D), K], sum_{t < tau} d/dmu_i log pi(X_t | mu_{A_t})
   policy_score: Any = None  # {name: float [..., (D)]}, the rule's score at tau (Rule.score)
   causal_score: Any = None  # float [..., (D), K], sum_{t < tau} S_t (S_t: score after t steps)
-  score_cv: Any = None      # float [..., (D), F, K], sum_{s < tau} s_s phi_k(state_s) (lane.py)
+  score_cv: Any = None      # float [..., (D), C, K], the control variates (lane.py, N_CONTROLS)
   causal_policy_score: Any = None  # {name: float [..., (D)]}, sum_{t < tau} of the rule's score
-  policy_score_cv: Any = None      # {name: float [..., (D), F]}, its control variates
+  policy_score_cv: Any = None      # {name: float [..., (D), C]}, its control variates
 
 
 def from_records(flat: dict, lead: tuple, scalar_delta: bool, scores: bool) -> Rollout:
@@ -62,14 +64,14 @@ def from_records(flat: dict, lead: tuple, scalar_delta: bool, scores: bool) -> R
 
 
 @functools.lru_cache(maxsize=64)
-def _program(family, rule, threshold, num_arms, n_deltas, total, n_lanes, scores):
+def _program(family, rule, threshold, num_arms, n_deltas, total, n_lanes, scores, unroll):
   """The jitted whole simulation of `total` trials: the chunk of `build_chunk` run
   until every trial is written, its slots scattered into per-trial outputs; once
   every trial has started and few lanes still run, the pool moves to the next of
   `pool_sizes` (as `simulate`'s tail does)."""
   sizes = pool_lib.pool_sizes(n_lanes)
   chunks = [pool_lib.build_chunk(family, rule, threshold, num_arms, n_deltas, size,
-                                 CORE_CHUNK, scores) for size in sizes]
+                                 CORE_CHUNK, scores, unroll) for size in sizes]
 
   def run(config: Config) -> dict:
     pool = pool_lib.initial_pool(family, rule, config, num_arms, n_deltas, n_lanes, scores)
@@ -101,8 +103,9 @@ def _program(family, rule, threshold, num_arms, n_deltas, total, n_lanes, scores
 
 
 def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
-            threshold="gk16", max_steps=1_000_000, *, params: Optional[dict] = None,
-            lanes: Optional[int] = None, scores: bool = True) -> Rollout:
+            threshold=None, max_steps=1_000_000, *, params: Optional[dict] = None,
+            lanes: Optional[int] = None, scores: bool = True,
+            unroll: Optional[int] = None, eps_good: Optional[float] = None) -> Rollout:
   """Runs n_trials trials inside one compiled program: a pure function.
 
   The lane pool of `simulate` (same chunk program, same lane recycling) in a
@@ -121,7 +124,9 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
     rule: a `Rule` or a registered name.
     delta: confidence level, or a [D] vector of levels (one trajectory serves all).
     n_trials: trials per instance (static).
-    threshold: a `Threshold` or a name.
+    threshold: a `Threshold` or a name, or a `jbai.stops.Stop`; None: the rule's
+      own stop, else the GLLR with gk16 (a rule whose sampling depends on delta
+      takes one level: see `jbai.stops.base`).
     max_steps: cap on a trial's length, a whole number in [1, 2^31 - 1) (checked
       when concrete).
     params: the rule's runtime parameters, {name: value} (e.g. {"beta": b} for a
@@ -129,6 +134,13 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
       built with, and may be traced (vmap, grad).
     lanes: size of the pool (static; default `default_lanes(I * n_trials)`).
     scores: record final sufficient statistics and scores (see `Rollout`).
+    unroll: steps per iteration of the pool's loop (static; a divisor or a
+      multiple of `pool.REFILL_EVERY`; default `pool.default_unroll()`). Results
+      do not depend on it.
+    eps_good: an additive eps >= 0: stop with the eps-GLLR against `threshold`
+      (a GLLR threshold; None: gk16) and count an answer as correct when it is
+      eps-good, mu_answer >= max mu - eps (`jbai.stops.eps_good`). Refused
+      (ValueError) with a stop other than the GLLR.
 
   Returns:
     A `Rollout` of jax arrays.
@@ -142,6 +154,7 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
   key = inputs.check_key(key)
   # No silent zero derivative of tau, answer or counts (jbai.core.guard).
   means, delta, params = guard.no_pathwise("jbai.rollout", means, delta, params)
+  threshold = eps_lib.with_eps(inputs.as_rule(rule), threshold, eps_good)
   family, rule, threshold = inputs.resolve(family, rule, threshold)
   dtype = jnp.zeros(()).dtype
   if inputs.concrete(means):
@@ -167,10 +180,16 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
                   n_trials=jnp.asarray(n_trials, jnp.int32),
                   max_steps=jnp.asarray(max_steps, jnp.int32),
                   thr_params=thr_params,
-                  rule_state=inputs.initial_rule_state(rule, num_arms, params))
+                  rule_state=stops.with_delta(
+                      rule.name, inputs.initial_rule_state(rule, num_arms, params),
+                      inputs.log_inv_delta(delta) if inputs.concrete(delta)
+                      else -jnp.log(jnp.atleast_1d(jnp.asarray(delta, dtype)))))
   total = n_inst * n_trials
+  unroll = pool_lib.default_unroll() if unroll is None else unroll
+  pool_lib.check_unroll(unroll)
   run = _program(family, rule.program(), threshold, num_arms, n_deltas, total,
-                 int(lanes or pool_lib.default_lanes(total)), bool(scores))
-  flat = records.finish(jnp, run(config), table, n_trials)
+                 int(lanes or pool_lib.default_lanes(total)), bool(scores), unroll)
+  flat = records.finish(jnp, run(config), table, n_trials,
+                        eps_lib.eps_of(threshold))
   lead = (n_inst, n_trials) if means.ndim == 2 else (n_trials,)
   return from_records(flat, lead, np.ndim(delta) == 0, scores)

@@ -23,12 +23,16 @@ _RAN = weakref.WeakSet()  # the programs that have run (are compiled)
 
 @functools.lru_cache(maxsize=64)
 def chunk_program(family, rule, threshold, num_arms, n_deltas, n_lanes, chunk, devices,
-                  scores=False):
+                  scores=False, unroll=None):
   """(the jitted chunk shard_mapped over `devices`, a pool of n_lanes lanes on
   each; the pool's sharding). `rule` is `Rule.program()`, the rule without its
-  runtime parameters, so that a sweep over them reuses the program."""
+  runtime parameters, so that a sweep over them reuses the program. `unroll`:
+  steps per iteration of the chunk's loop (default `pool.default_unroll` for the
+  devices' platform); results do not depend on it."""
+  if unroll is None:
+    unroll = pool_lib.default_unroll(devices[0].platform)
   local = pool_lib.build_chunk(family, rule, threshold, num_arms, n_deltas, n_lanes, chunk,
-                               scores)
+                               scores, unroll)
   mesh = jax.sharding.Mesh(np.array(devices), (AXIS,))
 
   def per_device(pool, config, total):

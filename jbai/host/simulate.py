@@ -13,6 +13,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jbai import stops
+from jbai.stops import eps_good as eps_lib
 from jbai.core import inputs, pool as pool_lib, records
 from jbai.core.lane import Config
 from jbai.core.rollout import Rollout, from_records
@@ -197,11 +199,11 @@ def _summaries(family, table, levels, flat, n_trials: int) -> list:
 
 
 def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
-             threshold="gk16", max_steps: int = 1_000_000, lanes: Optional[int] = None,
+             threshold=None, max_steps: int = 1_000_000, lanes: Optional[int] = None,
              chunk: int = 2048, progress: Optional[Callable] = None,
              on_chunk: Optional[Callable] = None, devices=None,
              shrink: Optional[float] = 2.0, done: Optional[dict] = None,
-             scores: bool = False) -> Result:
+             scores: bool = False, eps_good: Optional[float] = None) -> Result:
   """Runs n_trials trials of a BAI algorithm on one instance or a batch of instances.
 
   The host shell over the chunk program that `rollout` runs inside one compiled
@@ -220,7 +222,9 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
       then records the first crossing of every level's threshold (the sampling
       rules do not depend on delta) and runs until the smallest level crosses.
     n_trials: trials per instance.
-    threshold: a `Threshold` (or "gk16", "kk", "paper").
+    threshold: a `Threshold` (or "gk16", "kk", "paper"), or another stopping rule
+      (`jbai.stops.Stop`); None: the rule's own stop, else the GLLR with gk16.
+      A rule whose sampling depends on delta (`jbai.stops.base`) takes one level.
     max_steps: cap on the length of a trial; trials that reach it are reported
       in `hit_cap` (and counted as errors in the summary's error rate).
     lanes: lanes per device (default: see `jbai.core.pool.default_lanes`).
@@ -245,9 +249,13 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
       result is that of an uninterrupted run.
     scores: also record each trial's final sufficient statistics and its
       likelihood-ratio scores (see `Rollout`).
+    eps_good: an additive eps >= 0: stop with the eps-GLLR against `threshold`
+      (a GLLR threshold; None: gk16) and count an answer as correct when it is
+      eps-good, mu_answer >= max mu - eps (`jbai.stops.eps_good`). Refused
+      (ValueError) with a stop other than the GLLR.
 
   Returns:
-    A `Result`.
+    A `Result` (each summary's "eps_good": the eps its error rate counts against).
 
   Example:
     >>> import jax, jbai
@@ -258,6 +266,7 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
   """
   inputs.refuse_traced("jbai.simulate", "jbai.rollout, its pure counterpart", means=means,
                        delta=delta, key=key)
+  threshold = eps_lib.with_eps(inputs.as_rule(rule), threshold, eps_good)
   family, rule, threshold, means_np, levels = _check(key, family, rule, threshold, means,
                                                      delta, n_trials, max_steps, lanes, chunk,
                                                      scores)
@@ -281,7 +290,8 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
                   n_trials=np.asarray(n_trials, np.int32),
                   max_steps=np.asarray(max_steps, np.int32),
                   thr_params=inputs.threshold_params(threshold, levels, num_arms, dtype),
-                  rule_state=rule.init(num_arms))
+                  rule_state=stops.with_delta(rule.name, rule.init(num_arms),
+                                              levels.log_inv))
   pool = programs.idle_pool(family, rule, config, num_arms, len(deltas), n_lanes, scores,
                             len(devices))
   out = {k: np.zeros((n_all,) + v.shape[2:], v.dtype)
@@ -298,7 +308,8 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
   timing, sizes = _run(program, compiled, pool, config, total, out, seen, n_lanes, per_device, shrink,
                        progress, on_chunk)
 
-  flat = records.finish(np, out, table, n_trials)
+  eps = eps_lib.eps_of(threshold)
+  flat = records.finish(np, out, table, n_trials, eps)
   stats = {"wall_seconds": timing.wall, "compile_seconds": timing.compile_s,
            "useful_steps": timing.useful, "timed_useful_steps": timing.timed_useful,
            "lane_steps": timing.lane_steps,
@@ -308,4 +319,7 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
            "rule": repr(rule), "family": repr(family), "threshold": repr(threshold)}
   lead = (n_inst, n_trials) if means_np.ndim == 2 else (n_trials,)
   trials = from_records(flat, lead, np.ndim(delta) == 0, scores)
-  return Result(trials, _summaries(family, table, levels, flat, n_trials), stats)
+  summaries = _summaries(family, table, levels, flat, n_trials)
+  for s in summaries:  # the error rate counts answers that are not eps-good
+    s["eps_good"] = eps
+  return Result(trials, summaries, stats)

@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jbai import stops
 from jbai.core import inputs
 from jbai.core import lane as lane_lib
 from jbai.core.lane import Config, Lane
@@ -86,7 +87,11 @@ def trace(key: jax.Array, family, means, rule, horizon: int, n_trials: int,
   """
   inputs.refuse_traced("jbai.trace", "jbai.rollout", means=means, key=key)
   inputs.check_key(key)
-  family, rule, _ = inputs.resolve(family, rule, "gk16")
+  family, rule, _ = inputs.resolve(family, rule, None)  # no stop: any rule's own passes
+  if stops.takes_delta(rule.init(2)):
+    raise ValueError(f"jbai.trace runs without a delta, and rule {rule.name!r} samples "
+                     "with confidence bounds that depend on delta; trace a GLLR rule "
+                     "(tcb, itcb, ...) or run jbai.simulate")
   means_np = inputs.check_table(family, means)
   horizon = inputs.check_count("horizon", horizon, 1, inputs.INT32_MAX - 1)
   n_trials = inputs.check_trials(n_trials)

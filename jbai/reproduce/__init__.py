@@ -15,6 +15,8 @@ files, PNG figures and the paper's claims next to jbai's numbers.
   gradient     grad E[tau] / log(1/delta) against grad T*(nu) (beyond the paper)
   hardest      the instances where a rule is least efficient, by gradient ascent
                through the simulator against random search (beyond the paper)
+  gk16         Garivier & Kaufmann (2016), Table 1: their rules (Track-and-Stop
+               C and D, KL-LUCB, KL-Racing, Chernoff-Racing) beside TCB and ITCB
 
 Results are kept per job in <out>/runs.jsonl as each job ends, so a rerun resumes
 and recomputes nothing that is recorded; the reports are rebuilt from the store
@@ -27,7 +29,7 @@ The modules:
   runner.py     `Runner`: runs the jobs not yet stored, by a table of executors
   reference.py  the oracle quantities the figures compare with
   plots.py      matplotlib, optional
-  table1.py, traces.py, sensitivity.py, figure1.py, ratio.py, gradients.py:
+  table1.py, traces.py, sensitivity.py, figure1.py, ratio.py, gradients.py, gk16.py:
                 the experiments, each with its jobs and its report
 
 This module gathers the experiments (`EXPERIMENTS`) and the executors of every
@@ -44,7 +46,7 @@ import time
 from typing import Optional
 
 from jbai.host import io
-from jbai.reproduce import figure1, gradients, jobs, ratio, sensitivity, specs, table1, traces
+from jbai.reproduce import figure1, gk16, gradients, jobs, ratio, sensitivity, specs, table1, traces
 from jbai.reproduce.jobs import Experiment, job_key
 from jbai.reproduce.runner import STORE_NAME, Runner
 from jbai.reproduce.specs import spec
@@ -52,7 +54,8 @@ from jbai.reproduce.specs import spec
 # The experiments, in the order they run and appear in claims.md.
 EXPERIMENTS = {e.name: e for e in [table1.EXPERIMENT, *traces.EXPERIMENTS,
                                    sensitivity.EXPERIMENT, figure1.EXPERIMENT,
-                                   ratio.EXPERIMENT, *gradients.EXPERIMENTS]}
+                                   ratio.EXPERIMENT, *gradients.EXPERIMENTS,
+                                   gk16.EXPERIMENT]}
 
 # {job kind: executor(job, progress) -> result}: how each kind of job runs.
 EXECUTORS = {**jobs.EXECUTORS, **gradients.EXECUTORS}

@@ -12,9 +12,11 @@ jbai/core/estimate.py):
   hardest   where is a rule least efficient? Gradient ascent (optax Adam) over
             K-armed Gaussian instances of fixed complexity T*(nu) = T0 on the
             ratio R(nu) = E[tau] / (T*(nu) log(1/delta)), against random search
-            given the same number of simulated steps; the best instance of each
-            is then evaluated again with a fresh key and more trials, so that
-            the comparison is free of the selection bias of a noisy maximum.
+            and against SPSA (the same Adam on simultaneous-perturbation
+            differences with common random numbers), each given the same number
+            of simulated steps; each method's instance is then evaluated again
+            with a fresh key and more trials, so that the comparison is free of
+            the selection bias of a noisy maximum.
 
 Instances of `hardest`: arm 0 has mean 0 and arm i > 0 has mean -g_i, with gaps
 g = s exp(u), u in [-U, U]^(K-1) (the box; u is clipped after each step), and s
@@ -193,59 +195,98 @@ def _ratio_fn(rule_name: str, rule_params: dict, config: dict):
 def hardest_job(config: dict, rule: str, params: dict) -> dict:
   keys = ("arms", "t_star", "box", "delta", "threshold", "max_steps", "trials", "steps",
           "learning_rate", "final_trials", "seed")
+  extra = {k: config[k] for k in ("spsa_c",) if k in config}
   return {"kind": "search", "rule": rule, "rule_params": dict(params),
-          **{k: config[k] for k in keys}, "dtype": dtype_name()}
+          **{k: config[k] for k in keys}, **extra, "dtype": dtype_name()}
 
 
 def hardest_jobs(config: dict) -> list:
   return [hardest_job(config, rule, params) for rule, params in config["rules"]]
 
 
-def run_search_job(job: dict, progress) -> dict:
-  """Adam ascent on R, then random search with the same simulated steps, then both
-  best instances evaluated again with a fresh key and `final_trials` trials."""
+def _adam_ascent(job, value_grad, key, progress, total):
+  """`steps` Adam steps up R from equal gaps on the likelihood-ratio gradient:
+  (trace, last iterate, simulated steps)."""
   import optax
+  opt = optax.adam(job["learning_rate"])
+  u = jnp.zeros(job["arms"] - 1)  # equal gaps
+  state = opt.init(u)
+  trace, spent = [], 0
+  for i in range(job["steps"]):
+    (value, (steps, se)), grad = value_grad(u, jax.random.fold_in(key, i))
+    spent += int(steps)
+    trace.append({"iteration": i, "ratio": float(value), "se": float(se), "steps": spent,
+                  "u": np.asarray(u).tolist()})
+    updates, state = opt.update(-grad, state, u)  # ascent
+    u = jnp.clip(optax.apply_updates(u, updates), -job["box"], job["box"])
+    progress.update(i + 1, total, "evaluations")
+  return trace, u, spent
+
+
+def _random_search(job, evaluate, key, budget):
+  """Uniform samples in the box until `budget` simulated steps: (trace, best sample)."""
+  k, box = job["arms"], job["box"]
+  trace, used, i = [], 0, 0
+  while used < budget:
+    cand = jax.random.uniform(jax.random.fold_in(key, i), (k - 1,), minval=-box, maxval=box)
+    value, (steps, se) = evaluate(cand, jax.random.fold_in(key, 10**6 + i))
+    used += int(steps)
+    trace.append({"sample": i, "ratio": float(value), "se": float(se), "steps": used,
+                  "u": np.asarray(cand).tolist()})
+    i += 1
+  return trace, jnp.asarray(max(trace, key=lambda r: r["ratio"])["u"])
+
+
+def _spsa(job, evaluate, key, budget):
+  """SPSA (simultaneous perturbation) with the same Adam, until `budget` simulated
+  steps: each iteration evaluates R at u +- c Delta (Delta uniform on {-1, 1}^(K-1))
+  with common random numbers, g = (R+ - R-) / (2c) Delta. (trace, last iterate)."""
+  import optax
+  k, box, c = job["arms"], job["box"], float(job.get("spsa_c", 0.3))
+  opt = optax.adam(job["learning_rate"])
+  u = jnp.zeros(k - 1)
+  state = opt.init(u)
+  trace, used, i = [], 0, 0
+  while used < budget:
+    delta = jax.random.rademacher(jax.random.fold_in(key, i), (k - 1,)).astype(u.dtype)
+    crn = jax.random.fold_in(key, 10**6 + i)
+    (plus, (s1, se)), (minus, (s2, _)) = (evaluate(u + c * delta, crn),
+                                          evaluate(u - c * delta, crn))
+    used += int(s1) + int(s2)
+    trace.append({"iteration": i, "ratio": float(plus + minus) / 2, "se": float(se),
+                  "steps": used, "u": np.asarray(u).tolist()})
+    updates, state = opt.update(-(plus - minus) / (2 * c) * delta, state, u)
+    u = jnp.clip(optax.apply_updates(u, updates), -box, box)
+    i += 1
+  return trace, u
+
+
+def run_search_job(job: dict, progress) -> dict:
+  """Adam ascent on R by the likelihood-ratio gradient, then random search and SPSA
+  with the same simulated steps, then each method's instance (Adam's and SPSA's
+  last iterate, random search's best sample) evaluated again with a fresh key and
+  `final_trials` trials."""
   means_of, ratio = _ratio_fn(job["rule"], job["rule_params"], job)
   n, k = job["trials"], job["arms"]
   value_grad = jax.jit(jax.value_and_grad(lambda u, key: ratio(u, key, n), has_aux=True))
   evaluate = jax.jit(lambda u, key: ratio(u, key, n))
   final = jax.jit(lambda u, key: ratio(u, key, job["final_trials"]))
   key = jax.random.key(job["seed"])
-  opt = optax.adam(job["learning_rate"])
-  u = jnp.zeros(k - 1)  # equal gaps
-  state = opt.init(u)
-  ascent, spent = [], 0
-  total = 2 * job["steps"]
-  for i in range(job["steps"]):
-    (value, (steps, se)), grad = value_grad(u, jax.random.fold_in(key, i))
-    spent += int(steps)
-    ascent.append({"iteration": i, "ratio": float(value), "se": float(se),
-                   "steps": spent, "u": np.asarray(u).tolist()})
-    updates, state = opt.update(-grad, state, u)  # ascent
-    u = jnp.clip(optax.apply_updates(u, updates), -job["box"], job["box"])
-    progress.update(i + 1, total, "evaluations")
-  best_ascent = u
-  search, used, i = [], 0, 0
-  r_key = jax.random.fold_in(key, 10**6)
-  while used < spent:
-    cand = jax.random.uniform(jax.random.fold_in(r_key, i), (k - 1,), minval=-job["box"],
-                              maxval=job["box"])
-    value, (steps, se) = evaluate(cand, jax.random.fold_in(r_key, 10**6 + i))
-    used += int(steps)
-    search.append({"sample": i, "ratio": float(value), "se": float(se), "steps": used,
-                   "u": np.asarray(cand).tolist()})
-    i += 1
-    progress.update(min(job["steps"] + i, total - 1), total, "evaluations")
-  best_random = jnp.asarray(max(search, key=lambda r: r["ratio"])["u"])
+  total = 4 * job["steps"]
+  ascent, best_ascent, spent = _adam_ascent(job, value_grad, key, progress, total)
+  search, best_random = _random_search(job, evaluate, jax.random.fold_in(key, 10**6), spent)
+  progress.update(2 * job["steps"], total, "evaluations")
+  spsa, best_spsa = _spsa(job, evaluate, jax.random.fold_in(key, 3 * 10**6), spent)
+  progress.update(3 * job["steps"], total, "evaluations")
   fresh = jax.random.fold_in(key, 2 * 10**6)
   finals = {}
   for name, u_star in (("start", jnp.zeros(k - 1)), ("ascent", best_ascent),
-                       ("random", best_random)):
+                       ("random", best_random), ("spsa", best_spsa)):
     value, (_, se) = final(u_star, fresh)
     finals[name] = {"ratio": float(value), "se": float(se), "u": np.asarray(u_star).tolist(),
                     "means": np.asarray(means_of(u_star)).tolist()}
   progress.update(total, total, "evaluations")
-  return {"ascent": ascent, "random": search, "final": finals, "steps": spent}
+  return {"ascent": ascent, "random": search, "spsa": spsa, "final": finals, "steps": spent}
 
 
 def hardest_report(config: dict, records: dict, out: str) -> list:
@@ -263,8 +304,12 @@ def hardest_report(config: dict, records: dict, out: str) -> list:
       trace_rows.append([label, "ascent", r["iteration"], r["steps"], r["ratio"], r["se"]])
     for r in res["random"]:
       trace_rows.append([label, "random", r["sample"], r["steps"], r["ratio"], r["se"]])
+    for r in res.get("spsa", []):
+      trace_rows.append([label, "spsa", r["iteration"], r["steps"], r["ratio"], r["se"]])
     f = res["final"]
-    for name in ("start", "ascent", "random"):
+    for name in ("start", "ascent", "random", "spsa"):
+      if name not in f:
+        continue
       rows.append([label, name, f[name]["ratio"], f[name]["se"],
                    " ".join(f"{m:.4f}" for m in f[name]["means"])])
     if plt:
@@ -292,21 +337,28 @@ def _draw_search(ax, color: str, label: str, res: dict) -> None:
   a, rs, f = res["ascent"], res["random"], res["final"]
   ax.plot([r["steps"] for r in a], [r["ratio"] for r in a], color=color, lw=1,
           label=f"{label}: Adam ascent")
+  if res.get("spsa"):
+    ax.plot([r["steps"] for r in res["spsa"]], [r["ratio"] for r in res["spsa"]],
+            color=color, lw=1, ls="--", label=f"{label}: SPSA")
   ax.plot([r["steps"] for r in rs], np.maximum.accumulate([r["ratio"] for r in rs]),
           color=color, lw=1, ls=":", label=f"{label}: random search (running max)")
   end = res["steps"]
-  for name, marker in (("ascent", "o"), ("random", "s")):
-    ax.errorbar([end * (1.03 if name == "random" else 1.0)], [f[name]["ratio"]],
+  for name, marker, shift in (("ascent", "o", 1.0), ("random", "s", 1.03), ("spsa", "^", 1.06)):
+    if name not in f:
+      continue
+    ax.errorbar([end * shift], [f[name]["ratio"]],
                 yerr=[Z95 * f[name]["se"]], color=color, marker=marker, ms=5, capsize=3)
 
 
 def _hardest_claim(label: str, res: dict) -> dict:
-  """Does the ascent find a harder instance than random search (fresh evaluations)?"""
+  """Does the ascent find a harder instance than random search and SPSA (fresh
+  evaluations)? Against the better of the two gradient-free methods."""
   f = res["final"]
-  gap = f["ascent"]["ratio"] - f["random"]["ratio"]
-  se = math.hypot(f["ascent"]["se"], f["random"]["se"])
+  rival = max((n for n in ("random", "spsa") if n in f), key=lambda n: f[n]["ratio"])
+  gap = f["ascent"]["ratio"] - f[rival]["ratio"]
+  se = math.hypot(f["ascent"]["se"], f[rival]["se"])
   verdict = ("ascent finds a harder instance (difference > 1.96 se)" if gap > Z95 * se
-             else "random search as good or better" if gap < -Z95 * se
+             else f"{rival} as good or better" if gap < -Z95 * se
              else "no significant difference")
   return {
       "experiment": "hardest",
@@ -315,8 +367,10 @@ def _hardest_claim(label: str, res: dict) -> dict:
       "jbai": (f"equal gaps R = {f['start']['ratio']:.3f}; ascent R = "
                f"{f['ascent']['ratio']:.3f} +- {Z95 * f['ascent']['se']:.3f} at "
                f"{[round(m, 3) for m in f['ascent']['means']]}; random search R = "
-               f"{f['random']['ratio']:.3f} +- {Z95 * f['random']['se']:.3f} "
-               f"({res['steps']:.3g} simulated steps each)"),
+               f"{f['random']['ratio']:.3f} +- {Z95 * f['random']['se']:.3f}"
+               + (f"; SPSA R = {f['spsa']['ratio']:.3f} +- {Z95 * f['spsa']['se']:.3f}"
+                  if "spsa" in f else "")
+               + f" ({res['steps']:.3g} simulated steps each)"),
       "verdict": verdict}
 
 

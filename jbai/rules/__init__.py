@@ -10,16 +10,27 @@ import inspect
 
 from jbai.rules.always_top import always_top
 from jbai.rules.base import Rule
+from jbai.rules.best_challenger import best_challenger
+from jbai.rules.chernoff_racing import chernoff_racing
+from jbai.rules.dkm import dkm
 from jbai.rules.ebtc import ebtc
 from jbai.rules.ebtci import ebtci
+from jbai.rules.exp_gap import exp_gap
 from jbai.rules.fws import fws
+from jbai.rules.gradient_ascent import gradient_ascent
 from jbai.rules.itcb import itcb
+from jbai.rules.kl_lucb import kl_lucb
+from jbai.rules.kl_racing import kl_racing
+from jbai.rules.lil_ucb import lil_ucb
+from jbai.rules.lucb1 import lucb1
+from jbai.rules.optimistic_tas import optimistic_tas
 from jbai.rules.t3c import t3c
 from jbai.rules.t3c_tuned import t3c_tuned
 from jbai.rules.tas import tas_c, tas_d
 from jbai.rules.tcb import tcb
 from jbai.rules.tstci import tstci
 from jbai.rules.ttts import ttts
+from jbai.rules.ugape import ugape
 from jbai.rules.uniform import uniform
 
 RULES = {
@@ -36,6 +47,17 @@ RULES = {
     "tas-c": tas_c,
     "tas-d": tas_d,
     "fws": fws,
+    "dkm": dkm,
+    "gradient-ascent": gradient_ascent,
+    "best-challenger": best_challenger,
+    "optimistic-tas": optimistic_tas,
+    "lucb1": lucb1,
+    "kl-lucb": kl_lucb,
+    "ugape": ugape,
+    "lil-ucb": lil_ucb,
+    "kl-racing": kl_racing,
+    "chernoff-racing": chernoff_racing,
+    "exp-gap": exp_gap,
 }
 
 
@@ -63,5 +85,7 @@ def describe() -> list:
   return rows
 
 
-__all__ = ["RULES", "Rule", "always_top", "describe", "ebtc", "ebtci", "fws", "get",
-           "itcb", "t3c", "t3c_tuned", "tas_c", "tas_d", "tcb", "tstci", "ttts", "uniform"]
+__all__ = ["RULES", "Rule", "always_top", "best_challenger", "describe", "dkm",
+           "gradient_ascent", "optimistic_tas", "ebtc", "ebtci", "fws", "get",
+           "itcb", "t3c", "t3c_tuned", "tas_c", "tas_d", "tcb", "tstci", "ttts", "uniform",
+           "lucb1", "kl_lucb", "ugape", "lil_ucb", "kl_racing", "chernoff_racing", "exp_gap"]

@@ -53,6 +53,7 @@ class Rule(NamedTuple):
   params: tuple = ()   # ((name, value), ...) for display
   runtime: tuple = ()  # names of the params that select reads from the state
   score: Optional[Callable[[Any], dict]] = None  # state -> {runtime name: policy score}
+  stop: Any = None  # the rule's own stop (a jbai.stops.Stop), None: the GLLR
 
   def __repr__(self):
     return f"{self.name}({', '.join(f'{k}={v}' for k, v in self.params)})"

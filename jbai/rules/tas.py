@@ -17,6 +17,17 @@ The rule keeps the deficit sum_s w^{eps_s} - T_t instead of the running sum, so
 that float32 keeps its precision at large t; the first K pulls add the uniform
 allocation to the deficit.
 
+The original papers' settings (`forced`, `projection`; Garivier & Kaufmann's
+Julia code, track_stop.jl, and Koolen's tidnabbil tracking.jl): forced
+exploration "strict" pulls the least-sampled arm when min_a T_t(a) < sqrt(t) - K/2
+(the paper's U_t, tas-d's default), "sqrt-t-k2" when min_a T_t(a) <= sqrt(t) - K/2
+(their code), "none" never after the first K pulls (tas-c's default). C-tracking
+with `projection="none"` tracks sum_s w(nu_hat_s) without the eps-projection, as
+their code does. `tas_c(forced="sqrt-t-k2", projection="none")` and
+`tas_d(forced="sqrt-t-k2")` are the rules of their experiments (the argmax's ties
+are broken at random here, at the lowest index there). Non-default values show in
+the rule's params; the defaults keep the rules, and their trials, as they were.
+
 The oracle (`solver`): "warm" (default) takes NEWTON_STEPS = 2 joint Newton
 steps towards w(nu_hat_t) from the previous step's iterate, kept in the rule's
 state (`jbai.oracle.warm_solve` with `newton_steps`: two transport evaluations
@@ -59,6 +70,8 @@ from jbai.state import ArmStats
 
 
 SOLVERS = ("warm", "warm-converged", "exact")
+FORCED = ("strict", "sqrt-t-k2", "none")  # forced exploration (module docstring)
+PROJECTIONS = ("eps", "none")            # C-tracking's projection of w
 NEWTON_STEPS = 2  # joint Newton steps of the warm oracle per step of the rule ("warm")
 
 
@@ -100,6 +113,21 @@ def check_solver(solver: str) -> str:
   if solver not in SOLVERS:
     raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
   return solver
+
+
+def check_choice(name: str, value: str, choices: tuple) -> str:
+  if value not in choices:
+    raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+  return value
+
+
+def starved(counts: jax.Array, t: jax.Array, forced: str) -> jax.Array:
+  """True when forced exploration pulls the least-sampled arm (`forced`: FORCED)."""
+  if forced == "none":
+    return jnp.zeros((), bool)
+  bound = jnp.sqrt(t.astype(jnp.result_type(float))) - counts.shape[-1] / 2
+  low = jnp.min(counts)
+  return low < bound if forced == "strict" else low <= bound
 
 
 def check_lazy_factor(lazy_factor: Optional[float]) -> Optional[float]:
@@ -150,12 +178,15 @@ def tracked_allocation(family: Family, arm_stats: ArmStats, state,
   return w, next_solve, warm
 
 
-def _params(lazy_factor, solver):
-  return (("lazy_factor", lazy_factor), ("solver", solver))
+def _params(lazy_factor, solver, **options):
+  """The params; `options` ({name: (value, default)}) only where not the default."""
+  extra = tuple((k, v) for k, (v, default) in options.items() if v != default)
+  return (("lazy_factor", lazy_factor), ("solver", solver)) + extra
 
 
 @cached
-def tas_d(lazy_factor: Optional[float] = None, solver: str = "warm") -> Rule:
+def tas_d(lazy_factor: Optional[float] = None, solver: str = "warm",
+          forced: str = "strict") -> Rule:
   """Track-and-Stop with D-tracking and forced exploration (Garivier & Kaufmann 2016).
 
   Args:
@@ -164,12 +195,15 @@ def tas_d(lazy_factor: Optional[float] = None, solver: str = "warm") -> Rule:
     solver: "warm" (two Newton steps from the last step's iterate), "warm-converged"
       (Newton to convergence) or "exact" (nested bisection from scratch, the
       reference).
+    forced: forced exploration, "strict" (min T < sqrt(t) - K/2, the paper),
+      "sqrt-t-k2" (min T <= sqrt(t) - K/2, the authors' code) or "none".
 
   Returns:
     The rule.
   """
   lazy_factor = check_lazy_factor(lazy_factor)
   solver = check_solver(solver)
+  forced = check_choice("forced", forced, FORCED)
 
   def init(num_arms):
     return DTrackingState(w=jnp.full(num_arms, 1.0 / num_arms, jnp.result_type(float)),
@@ -177,20 +211,19 @@ def tas_d(lazy_factor: Optional[float] = None, solver: str = "warm") -> Rule:
 
   def select(key, family, arm_stats, state):
     counts, t = arm_stats.counts, arm_stats.t
-    num_arms = counts.shape[-1]
     w, next_solve, warm = tracked_allocation(family, arm_stats, state, lazy_factor, solver)
-    tf = t.astype(w.dtype)
-    tracked = argmax_random_ties(key, tf * w - counts)
-    starved = jnp.min(counts) < jnp.sqrt(tf) - num_arms / 2
-    explore = starved | (jnp.min(counts) == 0)
+    tracked = argmax_random_ties(key, t.astype(w.dtype) * w - counts)
+    explore = starved(counts, t, forced) | (jnp.min(counts) == 0)
     arm = jnp.where(explore, least_sampled(counts), tracked).astype(jnp.int32)
     return arm, DTrackingState(w=w, next_solve=next_solve, warm=warm)
 
-  return Rule("tas-d", init, select, _params(lazy_factor, solver))
+  return Rule("tas-d", init, select,
+              _params(lazy_factor, solver, forced=(forced, "strict")))
 
 
 @cached
-def tas_c(lazy_factor: Optional[float] = None, solver: str = "warm") -> Rule:
+def tas_c(lazy_factor: Optional[float] = None, solver: str = "warm",
+          forced: str = "none", projection: str = "eps") -> Rule:
   """Track-and-Stop with C-tracking of eps-projected allocations (Garivier & Kaufmann 2016).
 
   Args:
@@ -199,12 +232,17 @@ def tas_c(lazy_factor: Optional[float] = None, solver: str = "warm") -> Rule:
     solver: "warm" (two Newton steps from the last step's iterate), "warm-converged"
       (Newton to convergence) or "exact" (nested bisection from scratch, the
       reference).
+    forced: forced exploration, "none" (the paper's C-tracking), "strict" or
+      "sqrt-t-k2" (min T <= sqrt(t) - K/2, the authors' code).
+    projection: "eps" (the paper's eps-projection of w) or "none" (the code).
 
   Returns:
     The rule.
   """
   lazy_factor = check_lazy_factor(lazy_factor)
   solver = check_solver(solver)
+  forced = check_choice("forced", forced, FORCED)
+  projection = check_choice("projection", projection, PROJECTIONS)
 
   def init(num_arms):
     return CTrackingState(w=jnp.full(num_arms, 1.0 / num_arms, jnp.result_type(float)),
@@ -217,11 +255,15 @@ def tas_c(lazy_factor: Optional[float] = None, solver: str = "warm") -> Rule:
     w, next_solve, warm = tracked_allocation(family, arm_stats, state, lazy_factor, solver)
     initial = jnp.min(counts) == 0
     eps = 0.5 / jnp.sqrt(num_arms**2 + t.astype(w.dtype))
-    step = jnp.where(initial, 1.0 / num_arms, eps_projection(w, eps))
+    tracked_w = eps_projection(w, eps) if projection == "eps" else w
+    step = jnp.where(initial, 1.0 / num_arms, tracked_w)
     deficit = state.deficit + step
     tracked = argmax_random_ties(key, deficit)
-    arm = jnp.where(initial, least_sampled(counts), tracked).astype(jnp.int32)
+    explore = initial | starved(counts, t, forced)
+    arm = jnp.where(explore, least_sampled(counts), tracked).astype(jnp.int32)
     deficit = deficit.at[arm].add(-1.0)
     return arm, CTrackingState(w=w, next_solve=next_solve, warm=warm, deficit=deficit)
 
-  return Rule("tas-c", init, select, _params(lazy_factor, solver))
+  return Rule("tas-c", init, select,
+              _params(lazy_factor, solver, forced=(forced, "none"),
+                      projection=(projection, "eps")))

@@ -6,7 +6,8 @@ two copies of one expression differently, and an exact comparison would then mak
 a trial depend on the program it runs in (docs/design/ties.md).
 
   maxima(values)                  [K] bool, the maxima up to rounding
-  first_index(mask), lowest(mask) the lowest index where a mask holds
+  first_index(mask)               the lowest index where a mask holds (K: nowhere)
+  or_argmax(index, values)        index, or an arg-max where no maximum was found
   first_max(values)               the lowest index of a maximum
   argmax_ties(u, values)          a maximum chosen by one uniform u (floor(u n)-th of n)
   argmax_random_ties(key, values) the same with u drawn from key
@@ -46,11 +47,13 @@ def first_index(mask: jax.Array) -> jax.Array:
   return jnp.min(jnp.where(mask, jnp.arange(num, dtype=jnp.int32), num))
 
 
-def lowest(mask: jax.Array) -> jax.Array:
-  """[] int32 lowest index where `mask` [K] holds, kept in range: K - 1 where
-  it holds nowhere (which `maxima`'s tolerance leaves to values whose copies
-  differ by more than it, under catastrophic cancellation)."""
-  return jnp.minimum(first_index(mask), mask.shape[-1] - 1)
+def or_argmax(index: jax.Array, values: jax.Array) -> jax.Array:
+  """[] int32 `index`, or, where it is K (no arm was found among the maxima: the
+  copy of `values` that took the maximum and the copy compared with it differ by
+  more than `maxima`'s tolerance, which catastrophic cancellation can cause), the
+  arg-max of one copy of `values`: a maximum of the values, never a fixed arm."""
+  fallback = jnp.argmax(values).astype(jnp.int32)
+  return jnp.where(index < values.shape[-1], index, fallback)
 
 
 def first_max(values: jax.Array) -> jax.Array:
@@ -63,7 +66,8 @@ def first_max(values: jax.Array) -> jax.Array:
   index of the maxima up to rounding instead.
   """
   exact = first_index(values >= jnp.max(values))  # K where no copy reaches the max
-  return jnp.where(exact < values.shape[-1], exact, lowest(maxima(values)))
+  return jnp.where(exact < values.shape[-1], exact,
+                   or_argmax(first_index(maxima(values)), values))
 
 
 def argmax_ties(u: jax.Array, values: jax.Array) -> jax.Array:
@@ -75,7 +79,7 @@ def argmax_ties(u: jax.Array, values: jax.Array) -> jax.Array:
   """
   is_max = maxima(values)
   rank = jnp.floor(u * jnp.sum(is_max)).astype(jnp.int32)
-  return lowest(is_max & (jnp.cumsum(is_max) > rank))
+  return or_argmax(first_index(is_max & (jnp.cumsum(is_max) > rank)), values)
 
 
 def argmax_random_ties(key: jax.Array, values: jax.Array) -> jax.Array:
@@ -96,5 +100,6 @@ def argmax_random(key: jax.Array, values: jax.Array) -> jax.Array:
   min reductions, with no cumsum (docs/design/ties.md). The top-two rules use it.
   """
   u = jax.random.uniform(key, values.shape, jnp.result_type(float))
-  w = jnp.where(maxima(values), u, -1)
-  return lowest(w >= jnp.max(w))
+  is_max = maxima(values)
+  w = jnp.where(is_max, u, -1)
+  return or_argmax(first_index(is_max & (w >= jnp.max(w))), values)

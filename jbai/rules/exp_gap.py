@@ -1,0 +1,122 @@
+"""Exponential-gap elimination (Karnin, Koren & Somekh 2013, Algorithm 2).
+
+Rounds r = 1, 2, ... with eps_r = 2^-r / 4 and delta_r = delta / (50 r^3):
+  1. pull every active arm t_r = ceil((2 / eps_r^2) log(2 / delta_r)) times and
+     let p_r be the means of these fresh rewards;
+  2. i_r = MedianElimination(S_r, eps_r / 2, delta_r) (Even-Dar, Mannor &
+     Mansour 2006, Algorithm 2): from eps_1 = eps / 4, delta_1 = delta / 2, pull
+     every arm of the set ceil((4 / eps_l^2) log(3 / delta_l)) times, keep the
+     arms whose fresh mean is at least the median, eps_{l+1} = 3 eps_l / 4,
+     delta_{l+1} = delta_l / 2, until one arm is left;
+  3. S_{r+1} = {i in S_r : p_r(i) >= p_r(i_r) - eps_r}.
+The trial stops when one arm is active (`jbai.stops.elimination`, own stop).
+The sample sizes are for rewards in [0, 1]; other sub-Gaussian families scale
+them by 4 s^2 (s^2 the variance proxy, `jbai.stops.bounds.subgaussian_variance`).
+
+Where the sources differ: Karnin et al. and Even-Dar et al. use fresh rewards in
+every phase (as here: the state keeps each phase's starting counts and sums);
+best-arm uses the means of all the rewards so far. The median of an even number
+of means is the average of the two middle ones (numpy's, as best-arm). Within a
+phase the arms are pulled in index order, the least-pulled first.
+"""
+
+import math
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jbai.rules.base import Rule, hyper
+from jbai.stops import bounds as bounds_lib
+from jbai.stops.elimination import elimination
+
+TARGET_MAX = 2.0**30  # pulls per arm per phase (beyond any cap on a trial)
+
+
+class GapState(NamedTuple):
+  log_inv_delta: jax.Array  # [] float, log(1/delta) of the run's level
+  active: jax.Array         # [K] bool, S_r
+  median_set: jax.Array     # [K] bool, S_l of median elimination
+  r: jax.Array              # [] int32, round, from 1
+  l: jax.Array              # [] int32, median-elimination step (0: step 1 of round r)
+  base_counts: jax.Array    # [K] int32, counts when the phase began
+  base_sums: jax.Array      # [K] float, reward sums when the phase began
+  round_means: jax.Array    # [K] float, p_r: fresh means of step 1 of round r
+
+
+def target(state: GapState, scale) -> jax.Array:
+  """[] int32, the pulls per arm of the current phase."""
+  r = state.r.astype(state.base_sums.dtype)
+  eps_r = 2.0 ** -r / 4.0
+  log_2_delta_r = math.log(100.0) + 3.0 * jnp.log(r) + state.log_inv_delta  # log(2/delta_r)
+  round_pulls = 2.0 / eps_r**2 * log_2_delta_r
+  lf = jnp.maximum(state.l, 1).astype(r.dtype)
+  eps_l = eps_r / 8.0 * 0.75 ** (lf - 1.0)
+  log_3_delta_l = math.log(1.5) + lf * math.log(2.0) + log_2_delta_r  # log(3/delta_l)
+  median_pulls = 4.0 / eps_l**2 * log_3_delta_l
+  pulls = jnp.where(state.l == 0, round_pulls, median_pulls) * scale
+  return jnp.ceil(jnp.minimum(pulls, TARGET_MAX)).astype(jnp.int32)
+
+
+def _median(values, mask):
+  """The median of values[mask] (average of the two middle ones for an even count)."""
+  n = jnp.sum(mask)
+  ordered = jnp.sort(jnp.where(mask, values, jnp.inf))
+  return 0.5 * (ordered[(n - 1) // 2] + ordered[n // 2])
+
+
+def advance(family, arm_stats, state: GapState) -> GapState:
+  """The state after the phase change that the current statistics trigger."""
+  scale = 4.0 * bounds_lib.checked_variance(family, "exp-gap")
+  members = jnp.where(state.l == 0, state.active, state.median_set)
+  n_phase = arm_stats.counts - state.base_counts
+  done = jnp.all(jnp.where(members, n_phase >= target(state, scale), True))
+  sums = arm_stats.stats[:, 0]
+  fresh = (sums - state.base_sums) / jnp.maximum(n_phase, 1).astype(sums.dtype)
+  # End of step 1 of round r: median elimination starts on S_r.
+  start = state._replace(median_set=state.active, l=jnp.ones_like(state.l),
+                         round_means=fresh)
+  # End of a median-elimination step: keep the arms at or above the median.
+  kept = state.median_set & (fresh >= _median(fresh, state.median_set))
+  ref = jnp.argmax(kept)
+  eps_r = 2.0 ** -state.r.astype(sums.dtype) / 4.0
+  pruned = state.active & (state.round_means >= state.round_means[ref] - eps_r)
+  next_round = state._replace(active=pruned, median_set=pruned, r=state.r + 1,
+                              l=jnp.zeros_like(state.l))
+  next_step = state._replace(median_set=kept, l=state.l + 1)
+  after_median = jax.tree.map(lambda a, b: jnp.where(jnp.sum(kept) == 1, a, b),
+                              next_round, next_step)
+  new = jax.tree.map(lambda a, b: jnp.where(state.l == 0, a, b), start, after_median)
+  new = new._replace(base_counts=arm_stats.counts, base_sums=sums)
+  return jax.tree.map(lambda a, b: jnp.where(done, a, b), new, state)
+
+
+def survivors(family, arm_stats, state: GapState) -> jax.Array:
+  return advance(family, arm_stats, state).active
+
+
+def _select(key, family, arm_stats, state):
+  del key
+  state = advance(family, arm_stats, state)
+  members = jnp.where(state.l == 0, state.active, state.median_set)
+  n_phase = arm_stats.counts - state.base_counts
+  arm = jnp.argmin(jnp.where(members, n_phase, jnp.iinfo(jnp.int32).max))
+  return arm.astype(jnp.int32), state
+
+
+def exp_gap() -> Rule:
+  """Exponential-gap elimination (Karnin et al. 2013): rounds of median elimination; stop: elimination.
+
+  Returns:
+    The rule; its sampling depends on delta (one level per run). Families:
+    those with a sub-Gaussian variance proxy (Bernoulli, Gaussian).
+  """
+
+  def init(num_arms):
+    dtype = jnp.result_type(float)
+    return GapState(hyper(jnp.nan), jnp.ones(num_arms, bool), jnp.ones(num_arms, bool),
+                    jnp.asarray(1, jnp.int32), jnp.asarray(0, jnp.int32),
+                    jnp.zeros(num_arms, jnp.int32), jnp.zeros(num_arms, dtype),
+                    jnp.zeros(num_arms, dtype))
+
+  return Rule("exp-gap", init, _select, (), stop=elimination(survivors, "exp-gap"))

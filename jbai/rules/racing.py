@@ -1,0 +1,73 @@
+"""The racing step shared by KL-Racing and Chernoff-Racing.
+
+Kaufmann & Kalyanakrishnan 2013 (KL-Racing, Section 3 with m = 1) and Garivier &
+Kaufmann 2016 (Chernoff-Racing, Section 5): arms are sampled in rounds, one pull
+of every active arm per round; when a round ends (every active arm has r
+rewards), the empirical best b and the empirical worst w of the active arms are
+compared and w is eliminated when the rule's test `eliminate(family, arm_stats,
+b, w, r, log_inv_delta)` says so (one elimination per round, as in both papers).
+The trial stops when one arm remains (`jbai.stops.elimination`, the rule's own
+stop), the answer that arm. Within a round the arms are pulled in index order.
+Ties for b and w go to the lowest index.
+
+`survivors` is the active set after the elimination that the current statistics
+trigger; the stop and `select` both call it, so the trial stops in the step of
+the last elimination.
+"""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jbai.builders import cached
+from jbai.rules.base import Rule, hyper
+from jbai.stops.elimination import elimination
+
+
+class RacingState(NamedTuple):
+  log_inv_delta: jax.Array  # [] float, log(1/delta) of the run's level
+  active: jax.Array         # [K] bool, the arms still in the race
+
+
+@cached
+def survivors_fn(eliminate):
+  """survivors(family, arm_stats, state) -> [K] bool for the elimination test."""
+
+  def survivors(family, arm_stats, state):
+    active = state.active
+    big = jnp.iinfo(jnp.int32).max
+    r = jnp.min(jnp.where(active, arm_stats.counts, big))
+    round_done = (r >= 1) & (jnp.max(jnp.where(active, arm_stats.counts, -1)) == r)
+    mean = arm_stats.mean
+    b = jnp.argmax(jnp.where(active, mean, -jnp.inf))
+    w = jnp.argmin(jnp.where(active, mean, jnp.inf))
+    drop = round_done & (jnp.sum(active) > 1) & eliminate(
+        family, arm_stats, b, w, r, state.log_inv_delta)
+    return active & ~(drop & (jnp.arange(active.shape[-1]) == w))
+
+  return survivors
+
+
+@cached
+def _select_fn(eliminate):
+  survivors = survivors_fn(eliminate)
+
+  def select(key, family, arm_stats, state):
+    del key
+    active = survivors(family, arm_stats, state)
+    big = jnp.iinfo(jnp.int32).max
+    arm = jnp.argmin(jnp.where(active, arm_stats.counts, big)).astype(jnp.int32)
+    return arm, state._replace(active=active)
+
+  return select
+
+
+def racing_rule(name: str, eliminate, params: tuple) -> Rule:
+  """A racing rule with this elimination test, its own stop `elimination`."""
+
+  def init(num_arms):
+    return RacingState(hyper(jnp.nan), jnp.ones(num_arms, bool))
+
+  return Rule(name, init, _select_fn(eliminate), params,
+              stop=elimination(survivors_fn(eliminate), name))

@@ -1,0 +1,64 @@
+"""The confidence-bound stop of the LUCB family.
+
+Kalyanakrishnan et al. 2012 (LUCB1, stop when U(l_t) - L(h_t) < eps, here eps =
+0) and Kaufmann & Kalyanakrishnan 2013 (KL-LUCB, eq. (3)): with h_t the
+empirical best arm, stop at the first t where its lower confidence bound exceeds
+the upper bound of every other arm,
+
+  L_{h_t}(t, delta) > max_{j != h_t} U_j(t, delta),
+
+and answer h_t. The bounds are `jbai.stops.bounds.bounds` with the stop's index
+and exploration rate. This is also UGapE's stop (Gabillon et al. 2012, B_J(t) <
+0): an arm whose L exceeds every other U is the empirical best. The statistic is
+1 where the bounds separate and 0 elsewhere, against level 1/2, one per delta;
+U_j < L_{h_t} is decided without computing U_j (`jbai.stops.bounds.upper_below`),
+so that a step costs one bisection per delta for the KL index.
+"""
+
+import jax.numpy as jnp
+
+from jbai.builders import cached
+from jbai.stops import bounds as bounds_lib
+from jbai.stops.base import Stop
+from jbai.thresholds.base import log_inv_delta
+
+
+def _init(delta, num_arms):
+  del num_arms
+  return log_inv_delta(delta)
+
+
+@cached
+def _test_fn(index: str, rate: str):
+  def test(params, family, arm_stats, rule_state):
+    del rule_state
+    counts, mean = arm_stats.counts, arm_stats.mean
+    num_arms = counts.shape[-1]
+    log_inv = jnp.asarray(params, mean.dtype)
+    beta = bounds_lib.rate(rate, arm_stats.t, log_inv, num_arms)  # [D]
+    top = jnp.argmax(mean).astype(jnp.int32)
+    is_top = jnp.arange(num_arms) == top
+    # L of the leader alone (one bisection per delta), then U_j < L_top for the others
+    # without computing U_j (`upper_below`).
+    low, _ = bounds_lib.bounds(family, index, counts[top], mean[top], beta, ("lower",))
+    below = bounds_lib.upper_below(family, index, counts, mean, beta[:, None], low[:, None])
+    apart = jnp.all(below | is_top, axis=-1)  # [D]
+    ch = jnp.argmax(jnp.where(is_top, -jnp.inf, mean)).astype(jnp.int32)
+    stat = apart.astype(mean.dtype)
+    return top, ch, stat, jnp.full_like(stat, 0.5)
+  return test
+
+
+def confidence(index: str = "kl", rate: str = "kl-lucb") -> Stop:
+  """The LUCB stop: the leader's lower bound above every other arm's upper bound.
+
+  Args:
+    index: "kl" (the family's divergence) or "subgaussian" (Hoeffding).
+    rate: the exploration rate beta(t, delta) (`jbai.stops.bounds.RATES`).
+
+  Returns:
+    The stop.
+  """
+  index, rate = bounds_lib.check_index(index), bounds_lib.check_rate(rate)
+  return Stop("confidence", _init, _test_fn(index, rate),
+              (("index", index), ("rate", rate)))

@@ -1,0 +1,193 @@
+"""The eps-GLLR stop: eps-good answers for an additive eps >= 0.
+
+An arm i is eps-good when mu_i >= max_j mu_j - eps. The leader (the empirical
+best) is answered once the GLLR against the instances where it is *not*
+eps-good crosses the threshold beta_t(delta) (Garivier & Kaufmann 2021,
+"Non-asymptotic sequential tests for overlapping hypotheses", the GLR test of
+their Section 4 for eps-best-arm identification; Jourdan, Degenne & Kaufmann
+2023, the GLR stopping rule of EB-TC_eps). With î the leader, N the counts and
+m the MLEs, the alternative "some j has lambda_j >= lambda_î + eps" costs
+
+  Lambda^eps_t = min_{j != î} min_x  N_î kl(m_î, x) + N_j kl(m_j, x + eps),
+
+the inner minimum over x in [m_j - eps, m_î] (the boundary lambda_j = lambda_î +
+eps, where the infimum of the two convex costs lies), intersected with
+[lo, hi - eps] so that both means stay in Theta (an empty interval, eps > hi -
+lo, means every arm is eps-good: the cost is +inf). For the Gaussian family it
+is (m_î - m_j + eps)^2 / (2 sigma^2 (1/N_î + 1/N_j)) (`gaussian_eps_cost`);
+other families use `jbai.transport.golden_section` on the same objective, as
+the exact GLLR does where it has no closed form. With eps = 0 the stop is the
+GLLR itself (`jbai.transport.pair_costs`, the engine's computation), so that
+eps = 0 reproduces the exact GLLR's trials bit for bit.
+
+An eps-good answer is what the run's error rate then counts (`is_eps_good`): a
+trial errs when mu_answer < max mu - eps.
+"""
+
+from typing import Optional
+
+import jax.numpy as jnp
+
+from jbai import thresholds as thresholds_lib
+from jbai.builders import cached
+from jbai.families.base import Family
+from jbai.stops.base import Stop
+from jbai.transport import golden_section, pair_costs
+
+NAME = "eps-gllr"
+
+
+def gaussian_eps_cost(sigma: float, n_a, m_a, n_b, m_b, eps):
+  """(m_a - m_b + eps)^2 / (2 sigma^2 (1/n_a + 1/n_b)) where m_a - m_b + eps > 0, else 0."""
+  gap = jnp.maximum(m_a - m_b + eps, 0.0)
+  return gap * gap / (2.0 * sigma * sigma * (1.0 / n_a + 1.0 / n_b))
+
+
+def eps_cost(family: Family, n_a, m_a, n_b, m_b, eps, method: str = "auto"):
+  """The cost of the alternative lambda_b >= lambda_a + eps, elementwise.
+
+  Args:
+    family: the reward family.
+    n_a, m_a: count (or weight) and mean of the leader.
+    n_b, m_b: count and mean of the other arm.
+    eps: the slack, >= 0.
+    method: "closed" (Gaussian only), "golden", or "auto" (closed for Gaussian).
+
+  Returns:
+    min over x of n_a kl(m_a, x) + n_b kl(m_b, x + eps): 0 where m_b >= m_a + eps,
+    +inf where no pair of means in Theta is eps apart.
+  """
+  n_a, m_a, n_b, m_b = (jnp.asarray(v) * 1.0 for v in (n_a, m_a, n_b, m_b))
+  sigma = dict(family.params).get("sigma") if family.name == "gaussian" else None
+  if method == "auto":
+    method = "closed" if sigma is not None else "golden"
+  if method == "closed":
+    if sigma is None:
+      raise ValueError(f"family {family.name!r} has no closed-form eps cost; use golden")
+    value = gaussian_eps_cost(sigma, n_a, m_a, n_b, m_b, eps)
+  elif method == "golden":
+    def objective(x):
+      return n_a * family.kl(m_a, x) + n_b * family.kl(m_b, x + eps)
+
+    lo = jnp.maximum(m_b - eps, family.lo)
+    hi = jnp.minimum(m_a, family.hi - eps)
+    x = golden_section(objective, lo, jnp.maximum(lo, hi))
+    value = jnp.where(lo > hi, jnp.inf, objective(x))
+  else:
+    raise ValueError(f"unknown method {method!r}; use closed, golden or auto")
+  return jnp.where(m_a - m_b + eps > 0, value, 0.0)
+
+
+def statistic(family: Family, arm_stats, eps: float):
+  """(top, challenger, Lambda^eps_t) from the lane's statistics; eps = 0 gives the
+  GLLR of the engine (`jbai.core.lane.stopping_statistic`)."""
+  top = jnp.argmax(arm_stats.mean).astype(jnp.int32)
+  if eps == 0:
+    costs = pair_costs(family, arm_stats.counts, arm_stats.mle, top)
+  else:
+    counts, mle = arm_stats.counts, arm_stats.mle
+    is_top = jnp.arange(mle.shape[-1]) == top
+    n_a = jnp.sum(jnp.where(is_top, counts, 0))
+    m_a = jnp.sum(jnp.where(is_top, mle, 0))
+    costs = jnp.where(is_top, jnp.inf, eps_cost(family, n_a, m_a, counts, mle, eps))
+  ch = jnp.argmin(costs).astype(jnp.int32)
+  return top, ch, costs[ch]
+
+
+@cached
+def _test_fn(eps: float, threshold):
+  def test(params, family, arm_stats, rule_state):
+    del rule_state
+    top, ch, glr = statistic(family, arm_stats, eps)
+    beta = threshold.value(params, family, arm_stats, top, ch)
+    return top, ch, jnp.broadcast_to(glr, beta.shape), beta
+  return test
+
+
+def eps_gllr(eps: float = 0.0, threshold="gk16") -> Stop:
+  """The GLLR stop for eps-good answers, against a GLLR threshold.
+
+  Args:
+    eps: additive slack >= 0: the answer is eps-good, mu_answer >= max mu - eps.
+    threshold: a `jbai.thresholds.Threshold` or its name.
+
+  Returns:
+    The stop (its `params` carry eps, which `eps_of` reads back).
+
+  Raises:
+    ValueError: for eps < 0 or not finite.
+
+  Example:
+    >>> from jbai import stops
+    >>> stops.eps_gllr(0.05)
+    eps-gllr(eps=0.05, threshold=gk16())
+  """
+  try:
+    eps = float(eps)
+  except (TypeError, ValueError):
+    raise ValueError(f"eps must be a number >= 0, got {eps!r}") from None
+  if not (eps >= 0 and eps < float("inf")):
+    raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
+  if isinstance(threshold, str):
+    threshold = thresholds_lib.get(threshold)
+  return Stop(NAME, threshold.init, _test_fn(eps, threshold),
+              (("eps", eps), ("threshold", threshold)))
+
+
+def eps_of(stop) -> float:
+  """The eps of an eps-GLLR stop; 0 for any other stop or threshold (exact answers)."""
+  if isinstance(stop, Stop) and stop.name == NAME:
+    return float(dict(stop.params)["eps"])
+  return 0.0
+
+
+def threshold_of(stop) -> Optional[object]:
+  """The GLLR threshold inside an eps-GLLR stop, else None."""
+  if isinstance(stop, Stop) and stop.name == NAME:
+    return dict(stop.params)["threshold"]
+  return None
+
+
+def is_eps_good(xp, means, answer, eps: float):
+  """Whether each answer is eps-good for its instance: means[..., answer] >=
+  max(means) - eps (answer -1, a trial at the cap, is not).
+
+  Args:
+    xp: numpy or jax.numpy.
+    means: [N, K] the true means of each trial's instance.
+    answer: [N, D] answers.
+    eps: slack >= 0.
+  """
+  safe = xp.maximum(answer, 0)
+  picked = xp.take_along_axis(means, safe, axis=-1)  # [N, D]
+  good = picked >= xp.max(means, axis=-1, keepdims=True) - eps
+  return good & (answer >= 0)
+
+
+def with_eps(rule, threshold, eps_good: Optional[float]):
+  """The stop a run with `eps_good` uses: the eps-GLLR against `threshold` (a GLLR
+  threshold or its name; None: gk16). Without eps_good, `threshold` unchanged.
+
+  Raises:
+    ValueError: eps_good with a stop other than the GLLR (the rule's own, or one
+      named), where eps-good answers are not defined; the message says what to run.
+  """
+  if eps_good is None:
+    return threshold
+  if isinstance(threshold, Stop) and threshold.name != NAME:
+    raise ValueError(
+        f"eps_good is defined for the GLLR stop, not for stop {threshold.name!r}: pass "
+        "threshold='gk16' (or another GLLR threshold) with eps_good")
+  if isinstance(threshold, Stop):
+    threshold = threshold_of(threshold)
+  if threshold is None:
+    own = getattr(rule, "stop", None)
+    if own is not None:
+      name = getattr(rule, "name", "?")
+      hint = ("use a GLLR rule, e.g. rule 'tcb' or 'tas-d'" if own.name == "elimination"
+              else f"pass threshold='gk16' to run {name!r} with the GLLR stop")
+      raise ValueError(
+          f"rule {name!r} stops with its own stop {own.name!r}, where eps-good answers "
+          f"are not defined: {hint}")
+    threshold = "gk16"
+  return eps_gllr(eps_good, threshold)
