@@ -22,13 +22,13 @@ Usage: python benchmarks/best_arm_games.py [--means 0.5,0.4,0.3,0.2] [--delta 0.
 
 import argparse
 import json
-import subprocess
 import time
 
 import jax
 import numpy as np
 
 import jbai
+from best_arm_peer import run_peer, summary
 
 PEER_SCRIPT = r"""
 import json, sys, time
@@ -55,20 +55,6 @@ print(json.dumps(out))
 """
 
 
-def summary(name, tau, correct, seconds):
-  tau = np.asarray(tau, float)
-  half = 1.96 * tau.std(ddof=1) / np.sqrt(tau.size)
-  err = 1.0 - float(np.mean(correct))
-  print(f"{name:28s} {tau.mean():8.1f} ({tau.mean() - half:8.1f} .. {tau.mean() + half:8.1f})"
-        f"  error {err:.3f}  n {tau.size:5d}  {seconds:6.1f} s", flush=True)
-
-
-def run_peer(python, means, delta, trials, seed):
-  out = subprocess.run([python, "-c", PEER_SCRIPT, json.dumps(means), str(delta),
-                        str(trials), str(seed)], capture_output=True, text=True, check=True)
-  return json.loads(out.stdout.strip().splitlines()[-1])
-
-
 def main():
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--means", default="0.5,0.4,0.3,0.2")
@@ -89,7 +75,7 @@ def main():
     res = jbai.simulate(jax.random.key(0), "bernoulli", means, rule, args.delta,
                         args.trials, threshold="gk16")
     summary(name, res.tau, res.correct, time.time() - start)
-  for name, rec in run_peer(args.best_arm_python, means, args.delta,
+  for name, rec in run_peer(args.best_arm_python, PEER_SCRIPT, means, args.delta,
                             args.peer_trials, args.peer_seed).items():
     summary(name, rec["tau"], rec["correct"], rec["seconds"])
 

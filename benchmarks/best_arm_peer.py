@@ -71,10 +71,11 @@ def summary(name, tau, correct, seconds):
         f"  error {err:.3f}  n {tau.size:5d}  {seconds:6.1f} s", flush=True)
 
 
-def run_peer(python, means, delta, trials, gap_trials):
-  out = subprocess.run([python, "-c", PEER_SCRIPT, json.dumps(means), str(delta),
-                        str(trials), str(gap_trials)], capture_output=True, text=True,
-                       check=True)
+def run_peer(python, script, means, *args):
+  """Runs `script` (which prints one JSON object last) with best-arm's Python, the
+  means as JSON and `args` as text: its parsed output."""
+  out = subprocess.run([python, "-c", script, json.dumps(means)] + [str(a) for a in args],
+                       capture_output=True, text=True, check=True)
   return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -98,8 +99,8 @@ def main():
     res = jbai.simulate(jax.random.key(0), "bernoulli", means, name, args.delta, n,
                         max_steps=2**30)
     summary(f"jbai {name}", res.tau, res.correct, time.time() - start)
-  for name, rec in run_peer(args.best_arm_python, means, args.delta, args.peer_trials,
-                            args.exp_gap_trials).items():
+  for name, rec in run_peer(args.best_arm_python, PEER_SCRIPT, means, args.delta,
+                            args.peer_trials, args.exp_gap_trials).items():
     summary(name, rec["tau"], rec["correct"], rec["seconds"])
 
 
