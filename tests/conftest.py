@@ -184,3 +184,10 @@ def pytest_collection_modifyitems(config, items):
   for item in items:
     if item.nodeid.startswith(SLOW):
       item.add_marker(pytest.mark.slow)
+
+
+def pytest_xdist_auto_num_workers(config):
+  """`-n auto` (the README's commands): one worker per core, at most 4. Each worker
+  compiles its own programs (JAX's persistent cache, shared on disk, serves the
+  others) and holds up to about 4 GB at the slow tier's peak."""
+  return max(1, min(os.cpu_count() or 1, 4))

@@ -10,6 +10,8 @@ import math
 import re
 import sys
 
+from jbai.stops import STOPS
+
 DEFAULT_RUN = {"family": "gaussian", "means": "1.2,1,1,1,1", "rule": "itcb",
                "delta": "1e-8", "trials": 1000, "threshold": "gk16"}
 
@@ -154,7 +156,7 @@ def add_rule_args(p):
                  "(see `jbai rules`)")
   p.add_argument("--threshold", type=name_list, default=None,
                  help="stopping threshold(s) of the GLLR stop: gk16 (default), kk, paper")
-  p.add_argument("--stop", choices=("gllr", "confidence", "elimination", "lil"),
+  p.add_argument("--stop", choices=STOPS,
                  default=None,
                  help="stopping rule: gllr (the GLLR against --threshold), confidence "
                  "(LUCB bounds), elimination (one arm left) or lil (lil'UCB); default: "

@@ -2,7 +2,9 @@
 
 This is the "best challenger" rule of Garivier & Kaufmann's Julia code for
 "Optimal Best Arm Identification with Fixed Confidence" (COLT 2016; `ChernoffBC`
-in their BAI code, kept in xuedong/BestArm.jl, fixed_confidence/best_challenger.jl),
+in jsfunc/best-arm-identification BAIalgos.jl, whose comment calls it the rule
+"described in experimental section of [Garivier and Kaufmann 2016]"; the same
+function is `chernoff_bc` in xuedong/BestArm.jl src/fixed_confidence/best_challenger.jl),
 not Russo 2016's top-two rule of the same name. After one pull of each arm, at
 each step t, with B the empirical best arm (ties at random):
 
@@ -13,6 +15,16 @@ each step t, with B the empirical best arm (ties at random):
   3. pull B if T_t(B) / (T_t(B) + T_t(C)) < w_B / (w_B + w_C), else C, where
      w = w(mu_hat_t) is the optimal allocation at the sample means (the oracle of
      `jbai.rules.tas`, whose `solver` option it takes).
+
+Sources checked: steps 1 to 3 agree with that code (forced exploration when
+minimum(N) <= max(sqrt(t) - K/2, 0), t the number of rewards so far; B at
+random among ties). Where it differs: its challenger is the lowest index among
+ties (a strict < in its loop), at random here. The later EmilieKaufmann/BAI_epsBAI_code has a
+`ChernoffBC` with a different rule (it compares d(mu_B, x_C) with d(mu_C, x_C),
+"different tie breaking rule compared to the one described in [Garivier and
+Kaufmann 2016]", its comment); jbai follows the 2016 one. The paper's
+description of the rule was not checked against its text (the stored copies
+here give only its first page).
 """
 
 import jax

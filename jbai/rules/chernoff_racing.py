@@ -11,6 +11,16 @@ number of rewards so far; any `jbai.stops.bounds.RATES` entry may be named).
 The midpoint m is the minimiser for exponential families with equal counts;
 for other families jbai uses the family's transport cost (`jbai.transport`).
 Own stop: `jbai.stops.elimination`.
+
+Sources checked: the test, the rate and its time agree with `ChernoffRacing` in
+the authors' Julia code (jsfunc/best-arm-identification BAIalgos.jl, Garivier &
+Kaufmann 2016): round * (d(MuBest, mid) + d(MuWorst, mid)) > rate(t, 0, delta)
+with mid the midpoint, t the number of rewards so far, and the experiments'
+rate explo(t, n, delta) = log((log(t) + 1) / delta) (mainBAI.jl). The section
+number was not checked against the paper's text (the stored copies here give
+only its first page, e.g. https://123dok.net/document/y8g28v2z-optimal-best-arm-identification-with-fixed-confidence.html).
+The first test comes one round earlier here than in that code
+(`jbai.rules.racing`).
 """
 
 from jbai.builders import cached

@@ -20,13 +20,30 @@ arm, at each step t, with i* the empirical best arm (ties at random):
   4. cumulative tracking of sum_s w_s without forced exploration (the optimism
      explores).
 
-The paper's equation numbers could not be checked in this session: the steps
-above follow Koolen's code (DaBomb with CTracking), which the paper's experiments
-ran. Sources agree on this rule but for f(t), the one learner per answer and the
-tracking's tie-break (argmin lowest index in the codes, uniform at random here).
-The stop is jbai's GLLR against the run's threshold.
+The steps above follow Koolen's code (DaBomb with CTracking), which the paper's
+experiments ran, as the module's author read it. The stop is jbai's GLLR against
+the run's threshold.
+
+Sources checked: against best-arm (algorithms/adahedge.py, AdaHedgeBestResponse):
+steps 1 to 4 agree (the best response through the weighted midpoint, the
+optimistic gains max(d(up_k, lambda_k), d(low_k, lambda_k), f(t)/T_t(k)), the
+cumulative tracking argmin(T_t - sum_s w_s)) but for f(t) = log(t + 1), its one
+learner for all answers, and its ties (i* and the tracked arm at the lowest
+index there, at random here). Against Koolen's `DaBomb` (in
+rctzeng/NeurIPS2021-Fast-Pure-Exploration-via-Frank-Wolfe standard/samplingrules.jl,
+a copy of tidnabbil's purex_games_paper code): one AdaHedge learner per answer
+(`hs[istar]`), the best response of `glrt`, the optimistic gradient
+max(d(up, lambda), d(down, lambda), log(t)/N_k) with the intervals at level
+log(t)/N_k, and tracking of the learner's w, as here; its comment places the
+algorithm in "Section 3.1 in Degenne, Koolen and Menard, 2019". Its tracking
+rule (tracking.jl) and AdaHedge (regret.jl) are not in that copy and were not
+checked. Not checked: the paper's Algorithm 1, Section 3.1 and its equations
+(the stored copies here, e.g. the NeurIPS metadata
+https://papers.nips.cc/paper/2019/file/8d1de7457fa769ece8d93a13a59c8552-Metadata.json
+and arXiv 1906.10431, could be read only up to the abstract and introduction).
 """
 
+import math
 from typing import NamedTuple
 
 import jax
@@ -43,11 +60,25 @@ class DKMState(NamedTuple):
   deficit: jax.Array  # [K] float, sum_s w_s - T_t
 
 
+# How far inside a bounded Theta the gain's KL reads lambda_k (a fraction of hi - lo).
+# An arm whose sample mean sits at an end of Theta (a Bernoulli arm with no reward
+# yet) keeps lambda_k there, and d(up_k, lambda_k) is infinite: the KL of the family
+# would clamp it at a level that depends on the float dtype (about 350 up_k in
+# float64, 44 up_k in float32), and AdaHedge's Delta, and so tau, with it. 2^-23 is
+# exact at both ends in float32 and float64 (so the gain is the same in both); it
+# caps the gain near 16 up_k (best-arm clamps at 1e-8, 18 up_k).
+EDGE = 2.0**-23
+
+
 def optimistic_gain(family, mean, counts, t, alt):
-  """U_k = max(d(up_k, lambda_k), d(low_k, lambda_k), log(t) / T_t(k)) (step 3)."""
+  """U_k = max(d(up_k, lambda_k), d(low_k, lambda_k), log(t) / T_t(k)) (step 3),
+  with lambda_k kept EDGE inside a bounded Theta."""
   level = jnp.log(jnp.maximum(t, 1).astype(mean.dtype)) / jnp.maximum(counts, 1)
   up = kl_bound(family, mean, level, upper=True)
   low = kl_bound(family, mean, level, upper=False)
+  if math.isfinite(family.lo) and math.isfinite(family.hi):
+    margin = EDGE * (family.hi - family.lo)
+    alt = jnp.clip(alt, family.lo + margin, family.hi - margin)
   return jnp.maximum(jnp.maximum(family.kl(up, alt), family.kl(low, alt)), level)
 
 

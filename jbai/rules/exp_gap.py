@@ -18,6 +18,14 @@ every phase (as here: the state keeps each phase's starting counts and sums);
 best-arm uses the means of all the rewards so far. The median of an even number
 of means is the average of the two middle ones (numpy's, as best-arm). Within a
 phase the arms are pulled in index order, the least-pulled first.
+
+Sources checked: every constant above (eps_r, delta_r, t_r, the median
+elimination's eps_1, delta_1, sample size and updates, the elimination of step
+3) agrees with best-arm (algorithms/exp_gap_elim.py), which pulls each arm its
+whole sample size in turn. Algorithm 2 of Karnin et al., the median elimination
+algorithm of Even-Dar et al. and the use of fresh rewards in each phase were
+not checked against the papers' text (no stored copy of either paper's body was
+found here).
 """
 
 import math

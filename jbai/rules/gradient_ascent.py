@@ -19,6 +19,16 @@ The step sizes and the mixing follow the peer package best-arm
 Koolen's code (tidnabbil `Menard`) uses a fixed-share learner with a tuned scale
 instead, and the paper's analysis clips the gradients at a bound M (best-arm's
 M = inf, unused, as here).
+
+Sources checked: eta_t = 1 / sqrt(t + 1), gamma_t = 1 / (4 sqrt t), the uniform
+mixing and the summed supergradients agree with best-arm's
+algorithms/gradient_ascent.py. Koolen's `Menard` (in
+rctzeng/NeurIPS2021-Fast-Pure-Exploration-via-Frank-Wolfe standard/samplingrules.jl,
+a copy of tidnabbil's purex_games_paper code) indeed uses a `FixedShare` learner with a
+`scale` parameter, the plain (not optimistic) gradient at the best response,
+and tracks the learner's w without mixing. The paper's algorithm, step sizes
+and clipping bound were not checked (no stored copy of the paper's body was
+found here).
 """
 
 from typing import NamedTuple

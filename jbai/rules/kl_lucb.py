@@ -6,6 +6,15 @@ beta(t, delta) = log(k1 K t^alpha / delta) with alpha = 1.1, k1 = 405.5 (their
 Theorem 3 and experiments). Garivier & Kaufmann 2016, Table 1, ran KL-LUCB with
 the heuristic rate log((log t + 1) / delta): `kl_lucb(rate="gk16")`.
 Sampling: `jbai.rules.lucb`; own stop: `jbai.stops.confidence` with the same bounds.
+
+Sources checked: the KL bounds, the stop L_{h_t} > U_{l_t} and the "gk16" rate
+at t = the number of rewards so far agree with `KLLUCB` in the authors' Julia
+code (jsfunc/best-arm-identification BAIalgos.jl; the experiments' rate
+explo(t, n, delta) = log((log(t) + 1) / delta) in mainBAI.jl); the differences
+in ties and in when the stop is checked are listed in `jbai.rules.lucb`.
+Algorithm 1, eq. (2), Theorem 3 and k1 = 405.5, alpha = 1.1 were not checked
+against the paper's text (the stored copies here give only its first page, e.g.
+https://vdocuments.net/information-compexity-in-bandit-subset-selection-emilie-.html).
 """
 
 from jbai.rules.base import Rule

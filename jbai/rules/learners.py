@@ -19,6 +19,14 @@ AdaHedge is invariant to such shifts and float32 keeps its precision.
 Cumulative tracking (C-tracking without projection, as Degenne et al. 2019 track;
 tidnabbil's CTracking): pull argmax_k sum_{s <= t} w_k(s) - T_t(k); the rules keep
 the deficit sum_s w(s) - T_t, like jbai.rules.tas.
+
+Sources checked: AdaHedge's Delta = 0.01 at the start and eta = log K / Delta,
+and the tracking argmin_k T_t(k) - sum_s w_k(s), agree with best-arm
+(algorithms/adahedge.py). Koolen's regret.jl and tracking.jl (tidnabbil; the
+copy of its purex_games_paper code found here, in
+rctzeng/NeurIPS2021-Fast-Pure-Exploration-via-Frank-Wolfe, lacks both), the
+algorithm number of Degenne et al. and de Rooij et al.'s AdaHedge were not
+checked against their text or code.
 """
 
 from typing import NamedTuple

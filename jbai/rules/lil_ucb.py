@@ -5,13 +5,25 @@ After one pull of every arm, pull
   argmax_i mean_i + (1 + beta)(1 + sqrt(eps)) sqrt(2 s^2 (1 + eps) log(log((1 + eps) T_i) / delta') / T_i),
 
 s^2 the family's sub-Gaussian variance proxy (1/4 for Bernoulli, sigma^2 for
-Gaussian; `jbai.stops.bounds.subgaussian_variance`). The paper's "theory"
-setting: eps = 0.01, beta = 1 and the stop's lambda = ((2 + beta) / beta)^2 = 9
-(own stop: `jbai.stops.lil`). The algorithm's delta' follows from the target
-confidence delta as best-arm computes it, delta' = (sqrt(1 + delta) - 1)^2 /
-(4 c_eps), c_eps = ((2 + eps) / eps) (1 / log(1 + eps))^(1 + eps) (Jamieson et
-al. 2014, Theorem 2, solved for delta'); jbai follows best-arm here so that the
-two agree. Ties in the index go to the lowest index.
+Gaussian; `jbai.stops.bounds.subgaussian_variance`). The "theory" setting:
+eps = 0.01, beta = 1 and the stop's lambda = ((2 + beta) / beta)^2 = 9 (own
+stop: `jbai.stops.lil`). The algorithm's delta' follows from the target
+confidence delta as delta' = (sqrt(1 + delta) - 1)^2 / (4 c_eps), with
+
+  c_eps = ((2 + eps) / eps) (1 / log(1 + eps))^(1 + eps)
+
+(`log_inv_delta_prime`; the paper's Theorem 2 solved for delta', as written
+from best-arm, not checked against the paper's text). Ties in the index go to
+the lowest index.
+
+Sources checked: the index, the defaults (eps = 0.01, beta = 1, lambda = 9) and
+the formula for delta' agree with best-arm (algorithms/lil_ucb.py, mode
+"theory") but for one factor: best-arm raises the whole product to the power
+1 + eps, c_eps = ((2 + eps) / eps * 1 / log(1 + eps))^(1 + eps), where jbai
+raises only 1 / log(1 + eps). At eps = 0.01 best-arm's c_eps is about 5%
+larger, so its log(1/delta') is about 0.05 larger than jbai's. Which of the two
+the paper writes was not checked: its stored texts here give only the first
+page (the abstract; e.g. https://paperswithcode.com/paper/lil-ucb-an-optimal-exploration-algorithm-for).
 """
 
 import math

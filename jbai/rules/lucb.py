@@ -17,6 +17,18 @@ uniformly at random with the step's key; ties for l_t go to the lowest index.
 
 The sampling depends on delta: log(1/delta) is a runtime value in the state
 (`log_inv_delta`, set by the engine from the run's level; see jbai.stops.base).
+
+Sources checked: the algorithm numbers above were not checked against the
+papers' text (the stored copies here give only their first page). The round was
+checked against the codes: `KLLUCB` in the authors' Julia code
+(jsfunc/best-arm-identification BAIalgos.jl, Garivier & Kaufmann 2016) and
+best-arm's LUCB1 (algorithms/lucb1.py) both pull h_t and l_t each round, with
+the exploration rate at t = the number of rewards so far. Where they differ
+from jbai: the Julia code breaks ties for l_t at random, and best-arm breaks
+ties for h_t and l_t at the lowest index; the Julia code computes the bounds
+before the round's two pulls and stops after them on those bounds (its tau
+counts the two pulls of the round in which the bounds separated), and best-arm
+checks its stop before each round.
 """
 
 from typing import NamedTuple

@@ -5,6 +5,13 @@ Hoeffding bounds U, L = mean +- sqrt(beta(t, delta) / (2 T_t(i))) for rewards in
 sqrt(2 beta / T) for Gaussian rewards), beta(t, delta) = log(5 K t^4 / (4 delta))
 (their Theorem 1, k1 = 5/4; t counts rewards, as best-arm does, not rounds).
 Sampling: `jbai.rules.lucb`; own stop: `jbai.stops.confidence` with the same bounds.
+
+Sources checked: the bounds and the rate (k1 = 5/4, t = the number of rewards)
+agree with best-arm (algorithms/lucb1.py and LUCBStoppingCondition). Theorem 1
+and k1 = 5/4 were not checked against the paper's text (no stored copy of it
+was found here). best-arm's LUCB stop has a default precision epsilon = 0.02
+(it stops when U_{l_t} - L_{h_t} < 0.02); jbai's stop is the eps = 0 one, so a
+comparison with best-arm's defaults stops later here.
 """
 
 from jbai.rules.base import Rule

@@ -17,6 +17,20 @@ exploration (Koolen's `OptimisticTrackAndStop` with `CTracking`).
 Where this differs from Koolen's `optimistic_oracle`: that maximises over every
 answer's part of the confidence region, where an arm other than i* may be made
 best; this rule keeps the answer i* (one oracle call per step instead of K).
+
+Sources checked: Koolen's `OptimisticTrackAndStop` (in
+rctzeng/NeurIPS2021-Fast-Pure-Exploration-via-Frank-Wolfe standard/samplingrules.jl,
+a copy of tidnabbil's purex_games_paper code) calls `optimistic_oracle(pep, xi, N)` and
+tracks its w with the tracking rule alone (its plain `TrackAndStop` wraps the
+tracking rule in `ForcedExploration`, the optimistic one does not), as here; the
+body of `optimistic_oracle` and of the tracking rule are not in that copy and
+were not checked, nor was the paper's text (its stored copies give only its
+abstract and introduction). best-arm (utils.py, `optimistic_oracle`) also uses f(t) = log t and
+the ends of the KL intervals, one candidate instance per arm j (up_j for j, low_k
+elsewhere), but it then keeps the instance whose allocation has the least sum;
+every allocation sums to 1, so rounding decides which it keeps (j = 0 on exact
+ties), whatever the empirical best arm: it does not maximise Gamma* over the
+candidates.
 """
 
 import jax

@@ -5,7 +5,7 @@ Kaufmann 2016 (Chernoff-Racing, Section 5): arms are sampled in rounds, one pull
 of every active arm per round; when a round ends (every active arm has r
 rewards), the empirical best b and the empirical worst w of the active arms are
 compared and w is eliminated when the rule's test `eliminate(family, arm_stats,
-b, w, r, log_inv_delta)` says so (one elimination per round, as in both papers).
+b, w, r, log_inv_delta)` says so (one elimination per round).
 The trial stops when one arm remains (`jbai.stops.elimination`, the rule's own
 stop), the answer that arm. Within a round the arms are pulled in index order.
 Ties for b and w go to the lowest index.
@@ -13,6 +13,19 @@ Ties for b and w go to the lowest index.
 `survivors` is the active set after the elimination that the current statistics
 trigger; the stop and `select` both call it, so the trial stops in the step of
 the last elimination.
+
+Sources checked: the papers' section numbers were not checked against their
+text (the stored copies here give only the first page of each). The round
+structure was checked against the authors' Julia code, `KLRacing` and
+`ChernoffRacing` in jsfunc/best-arm-identification BAIalgos.jl (Garivier &
+Kaufmann, 2016): every active arm is pulled once per round in index order, the
+best and the worst active arms are compared once the round is complete, at most
+one arm is eliminated per round, and ties for b and w go to the lowest index
+there too (its random pick among ties draws from a one-element set). Where they
+differ: that code pulls every arm once and then runs a second round before its
+first test (its first test has r = 2), while jbai tests from the end of the
+first round (r = 1); and the later EmilieKaufmann/BAI_epsBAI_code (2020) breaks
+ties for b and w at random.
 """
 
 from typing import NamedTuple

@@ -18,7 +18,9 @@ that float32 keeps its precision at large t; the first K pulls add the uniform
 allocation to the deficit.
 
 The original papers' settings (`forced`, `projection`; Garivier & Kaufmann's
-Julia code, track_stop.jl, and Koolen's tidnabbil tracking.jl): forced
+Julia code, `TrackAndStop` (D) and `TrackAndStop2` (C) in
+jsfunc/best-arm-identification BAIalgos.jl, copied as track_stop.jl in
+xuedong/BestArm.jl, and Koolen's tidnabbil tracking.jl): forced
 exploration "strict" pulls the least-sampled arm when min_a T_t(a) < sqrt(t) - K/2
 (the paper's U_t, tas-d's default), "sqrt-t-k2" when min_a T_t(a) <= sqrt(t) - K/2
 (their code), "none" never after the first K pulls (tas-c's default). C-tracking
@@ -27,6 +29,22 @@ their code does. `tas_c(forced="sqrt-t-k2", projection="none")` and
 `tas_d(forced="sqrt-t-k2")` are the rules of their experiments (the argmax's ties
 are broken at random here, at the lowest index there). Non-default values show in
 the rule's params; the defaults keep the rules, and their trials, as they were.
+
+Sources checked for `forced` and `projection`: against that 2016 Julia code.
+Both of its rules explore when minimum(N) <= max(sqrt(t) - K/2, 0), t the
+number of rewards so far (the same test as "sqrt-t-k2" once every arm is
+pulled); its C-tracking sums the plug-in allocations without projection, from
+SumWeights = 1/K per arm after the first K pulls (jbai's running sum is 1 per
+arm then, a deficit of 0; the offset is the same for every arm, so the argmax
+is the same); its
+D-tracking pulls argmax(w - N/t). One difference remains: while the empirical
+best arm is tied, its D-tracking pulls one of the tied arms at random, without
+the forced-exploration test, where jbai tracks the uniform allocation over them
+(see above). The paper's U_t, its C-tracking projection and eps_s were not
+checked against the paper's text (the stored copies here give only its first
+page), nor was Koolen's tracking.jl (the copy of tidnabbil's purex_games_paper
+code found here, in rctzeng/NeurIPS2021-Fast-Pure-Exploration-via-Frank-Wolfe,
+lacks it).
 
 The oracle (`solver`): "warm" (default) takes NEWTON_STEPS = 2 joint Newton
 steps towards w(nu_hat_t) from the previous step's iterate, kept in the rule's

@@ -7,6 +7,17 @@ arm J(t) = argmin_k B_k(t) and its contender u_t = argmax_{j != J(t)} U_j: pull
 whichever of J(t) and u_t has the wider interval U - L (the larger beta_i, i.e.
 the fewer pulls; ties to J(t)). Every arm is pulled once first. Own stop:
 `jbai.stops.confidence` (B_{J(t)}(t) < 0 is L_J above every other U).
+
+Sources checked: Figure 2, Theorem 1 and the rate were not checked against the
+paper's text (the stored copy here, the NeurIPS metadata with its full text,
+https://papers.nips.cc/paper_files/paper/2012/file/8b0d268963dd0cfb808aac48a549829f-Metadata.json,
+could be read only up to its abstract). The authors of Garivier & Kaufmann 2016
+ran UGapE (`UGapE` in jsfunc/best-arm-identification BAIalgos.jl) with KL
+bounds (index="kl" here) and their rate at t; it pulls the less-pulled of J(t)
+and u_t, ties to u_t, with J(t) and u_t the lowest index among ties. jbai pulls
+the wider interval, ties to J(t). With the sub-Gaussian index and one rate for
+all arms the wider interval is the less-pulled arm, so only ties differ; with
+index="kl" the width also depends on the mean, and the two rules differ.
 """
 
 from typing import NamedTuple

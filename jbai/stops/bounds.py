@@ -22,6 +22,14 @@ pulls, which gives a smaller t and a smaller beta), K arms and log(1/delta):
                                              (alpha = 1.1, k1 = 405.5, their experiments)
   ugape    log(4 K t^3 / delta)              Gabillon et al. 2012, Thm 1 (c = 1/2 b^2)
   gk16     log((log t + 1) / delta)          Garivier & Kaufmann 2016, Section 6
+
+Sources checked: "lucb1" agrees with best-arm (algorithms/lucb1.py: k1 = 5/4,
+t = the number of rewards); "gk16" agrees with the rate of the authors'
+experiments code, explo(t, n, delta) = log((log(t) + 1) / delta) with t the
+number of rewards (jsfunc/best-arm-identification mainBAI.jl, Garivier &
+Kaufmann 2016). The theorem and section numbers in the table, the constants of
+"kl-lucb" and "ugape", and the papers' count of t in rounds were not checked
+against the papers' text (the stored copies here give only their first page).
 """
 
 import math

@@ -13,6 +13,15 @@ and exploration rate. This is also UGapE's stop (Gabillon et al. 2012, B_J(t) <
 1 where the bounds separate and 0 elsewhere, against level 1/2, one per delta;
 U_j < L_{h_t} is decided without computing U_j (`jbai.stops.bounds.upper_below`),
 so that a step costs one bisection per delta for the KL index.
+
+Sources checked: the stop agrees with `KLLUCB` and `UGapE` in the authors' Julia
+code (jsfunc/best-arm-identification BAIalgos.jl: stop when the leader's lower
+bound is at least the contender's upper bound, resp. min_k B_k <= 0; the strict
+inequality here differs only on exact ties) and with
+best-arm's LUCBStoppingCondition but for its default precision epsilon = 0.02
+(jbai: eps = 0). eq. (3) of Kaufmann & Kalyanakrishnan 2013 and the stopping
+conditions of the two other papers were not checked against the papers' text
+(the stored copies here give only their first page).
 """
 
 import jax.numpy as jnp

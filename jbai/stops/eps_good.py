@@ -22,6 +22,20 @@ eps = 0 reproduces the exact GLLR's trials bit for bit.
 
 An eps-good answer is what the run's error rate then counts (`is_eps_good`): a
 trial errs when mu_answer < max mu - eps.
+
+Sources checked: the statistic agrees with `PGLRT` in the code of Garivier &
+Kaufmann 2021 (EmilieKaufmann/BAI_epsBAI_code EpsilonBAIalgos.jl): for a
+candidate a, min_{b != a} min_lambda N_a d(mu_a, lambda) + N_b d(mu_b, lambda + eps),
+the minimiser searched in [max(mu_b - eps, 0), min(mu_a, 1 - eps)] for
+Bernoulli arms, in closed form for Gaussian arms, compared with the rate at t
+(their `TrackAndStopD`/`TrackAndStopC`). Where it differs: that code takes as
+candidates all the tied empirical best arms and answers the one of largest
+statistic; jbai takes the lowest-index empirical best (`jnp.argmax`), which
+differs only while the empirical best is tied. The section of Garivier &
+Kaufmann 2021 and the stopping rule of Jourdan et al. 2023 were not checked
+against the papers' text (the stored copies here give only their abstracts,
+e.g. https://hal.science/hal-02123833v2 and
+http://papers.nips.cc/paper_files/paper/2023/hash/358e4a39b8ace4744fbad77e84a7e757-Abstract-Conference.html).
 """
 
 from typing import Optional

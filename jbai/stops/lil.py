@@ -10,6 +10,11 @@ initialisation). lambda = ((2 + beta) / beta)^2 = 9 for lil'UCB's beta = 1
 (their Theorem 2; best-arm's `LilUCBStoppingCondition` default). It reads only
 the counts and does not depend on delta: delta acts through lil'UCB's sampling.
 It makes sense only with a rule that concentrates its pulls on one arm (lil-ucb).
+
+Sources checked: the condition and lambda = 9 agree with best-arm's
+`LilUCBStoppingCondition` (stop when some T_i >= 1 + lambda (sum_j T_j - T_i)).
+Algorithm 1 and Theorem 2 were not checked against the paper's text (the stored
+copies here give only its abstract).
 """
 
 import jax.numpy as jnp
