@@ -26,7 +26,8 @@ from jbai.cli.plan import check_rule_params, plan_runs
 from jbai.families import bernoulli, gaussian
 from jbai.rules import best_challenger, dkm, gradient_ascent, tas_c, tas_d
 from jbai.rules.learners import (best_response, hedge_init, hedge_update, hedge_weights,
-                                 kl_bound, track_deficit)
+                                 track_deficit)
+from jbai.stops.bounds import kl_bound
 from jbai.rules.optimistic_tas import optimistic_means
 from jbai.state import arm_stats
 

@@ -52,7 +52,8 @@ import jax.numpy as jnp
 from jbai.builders import cached
 from jbai.rules.base import Rule, leader, least_sampled
 from jbai.rules.learners import (Hedge, best_response, hedge_init, hedge_update,
-                                 hedge_weights, kl_bound, track_deficit)
+                                 hedge_weights, track_deficit)
+from jbai.stops.bounds import kl_bound
 
 
 class DKMState(NamedTuple):

@@ -1,4 +1,5 @@
-"""The pieces of the game rules: best responses, KL confidence bounds, AdaHedge, tracking.
+"""The pieces of the game rules: best responses, AdaHedge, tracking (their KL
+confidence bounds are `jbai.stops.bounds.kl_bound`).
 
 The saddle-point rules (`dkm`, `gradient-ascent`, `optimistic-tas`) see best-arm
 identification as the game max_{w in simplex} min_{lambda in Alt(i)}
@@ -37,8 +38,6 @@ import jax.numpy as jnp
 from jbai.families.base import Family
 from jbai.rules.ties import argmax_random_ties, argmax_ties
 from jbai.transport import transport_cost
-
-BOUND_ITERS = 40  # bisection steps of the KL confidence bounds
 
 
 class Hedge(NamedTuple):
@@ -108,25 +107,6 @@ def best_response(key: jax.Array, family: Family, w: jax.Array, mean: jax.Array,
   alt = jnp.where(moved, cost.x[j], mean)
   gradient = jnp.maximum(family.kl(mean, alt), 0.0)  # KL rounds to < 0 near ties
   return Response(challenger=j, alt=alt, gradient=jnp.where(moved, gradient, 0.0))
-
-
-def kl_bound(family: Family, mean: jax.Array, level: jax.Array,
-             upper: bool) -> jax.Array:
-  """The KL confidence bound max (upper) or min (lower) {x in Theta : d(mean, x) <= level}.
-
-  Bisection with BOUND_ITERS steps between the mean and the end of Theta
-  (tidnabbil's dup / ddn; KL-UCB's index).
-  """
-  end = jnp.full_like(mean, family.hi if upper else family.lo)
-
-  def body(_, bracket):
-    inside, outside = bracket
-    mid = 0.5 * (inside + outside)
-    ok = family.kl(mean, mid) <= level
-    return jnp.where(ok, mid, inside), jnp.where(ok, outside, mid)
-
-  inside, _ = jax.lax.fori_loop(0, BOUND_ITERS, body, (mean, end))
-  return jnp.where(family.kl(mean, end) <= level, end, inside)
 
 
 def track_deficit(u: jax.Array, deficit: jax.Array, w: jax.Array,

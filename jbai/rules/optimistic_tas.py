@@ -8,7 +8,7 @@ has the largest Gamma*(mu') = max_w Gamma(mu', w). For best-arm identification,
 with the answer fixed to the empirical best arm i*, each transport cost
 C_j(w; mu_{i*}, mu_j) grows with mu_{i*} and falls with mu_j, so that maximum is
 at mu'_{i*} = up_{i*} and mu'_k = low_k for k != i*, the ends of the KL
-confidence intervals (`jbai.rules.learners.kl_bound`). This rule takes that mu',
+confidence intervals (`jbai.stops.bounds.kl_bound`). This rule takes that mu',
 with f(t) = log t as in Koolen's code (tidnabbil, the level of its optimistic
 gradients), and the oracle of `jbai.rules.tas` (its `solver` option) at mu'.
 It then tracks sum_s w(mu'_s) cumulatively, without projection or forced
@@ -38,7 +38,8 @@ import jax.numpy as jnp
 
 from jbai.builders import cached
 from jbai.rules.base import Rule, leader, least_sampled
-from jbai.rules.learners import kl_bound, track_deficit
+from jbai.rules.learners import track_deficit
+from jbai.stops.bounds import kl_bound
 from jbai.rules.tas import CTrackingState, check_solver, tracked_allocation
 from jbai.oracle.warm import warm_start
 

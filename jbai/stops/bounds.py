@@ -125,6 +125,21 @@ def _bisect(family: Family, m, bound, level):
   return jnp.where(whole, bound, inside)
 
 
+def kl_bound(family: Family, mean, level, upper: bool):
+  """The KL confidence bound max (upper) or min (lower) {x in Theta : d(mean, x) <= level}
+  (KL-UCB's index): m +- sqrt(2 sigma^2 level) for the Gaussian family, else by
+  bisection between the mean and the end of Theta (`bisection_steps` halvings)."""
+  mean = jnp.asarray(mean)
+  level = jnp.maximum(jnp.asarray(level, mean.dtype), 0.0)
+  if family.name == "gaussian":
+    width = jnp.sqrt(2.0 * subgaussian_variance(family) * level)
+    return jnp.broadcast_to(mean + width if upper else mean - width,
+                            jnp.broadcast_shapes(mean.shape, level.shape))
+  shape = jnp.broadcast_shapes(mean.shape, level.shape)
+  end = jnp.asarray(family.hi if upper else family.lo, mean.dtype)
+  return _bisect(family, jnp.broadcast_to(mean, shape), end, jnp.broadcast_to(level, shape))
+
+
 def _kl_index(family: Family, index: str) -> Optional[float]:
   """The variance s^2 when the bounds are m +- sqrt(2 s^2 beta / N) (the sub-Gaussian
   index, or the KL index of the Gaussian family, the same); None: bisection."""
