@@ -143,21 +143,15 @@ def seed(value):
   np.random.seed(value)
 
 
-@njit
-def run_serial(family, rule, means, log_inv_delta, eps, max_steps, n_trials):
-  """n_trials trials one after the other on one thread: (tau [n], answer [n])."""
-  tau = np.zeros(n_trials, np.int64)
-  answer = np.zeros(n_trials, np.int64)
-  for j in range(n_trials):
-    tau[j], answer[j] = trial(family, rule, means, log_inv_delta, eps, max_steps)
-  return tau, answer
-
-
-@njit(parallel=True)
-def run_parallel(family, rule, means, log_inv_delta, eps, max_steps, n_trials):
-  """The same, trials spread over every core (numba.prange)."""
+def run_trials(family, rule, means, log_inv_delta, eps, max_steps, n_trials):
+  """n_trials trials: (tau [n], answer [n]). Compiled twice below: prange is a plain
+  range in a function compiled without parallel=True."""
   tau = np.zeros(n_trials, np.int64)
   answer = np.zeros(n_trials, np.int64)
   for j in prange(n_trials):
     tau[j], answer[j] = trial(family, rule, means, log_inv_delta, eps, max_steps)
   return tau, answer
+
+
+run_serial = njit(run_trials)  # one thread, the trials one after the other
+run_parallel = njit(parallel=True)(run_trials)  # the trials spread over every core

@@ -131,8 +131,9 @@ def kl_bound(family: Family, mean, level, upper: bool):
   bisection between the mean and the end of Theta (`bisection_steps` halvings)."""
   mean = jnp.asarray(mean)
   level = jnp.maximum(jnp.asarray(level, mean.dtype), 0.0)
-  if family.name == "gaussian":
-    width = jnp.sqrt(2.0 * subgaussian_variance(family) * level)
+  sigma2 = _kl_index(family, "kl")
+  if sigma2 is not None:
+    width = jnp.sqrt(2.0 * sigma2 * level)
     return jnp.broadcast_to(mean + width if upper else mean - width,
                             jnp.broadcast_shapes(mean.shape, level.shape))
   shape = jnp.broadcast_shapes(mean.shape, level.shape)
