@@ -36,9 +36,14 @@ def empty_stats(family: Family, num_arms: int, dtype=None) -> ArmStats:
 def observe(family: Family, arm_stats_: ArmStats, arm: jax.Array,
             reward: jax.Array) -> ArmStats:
   """Adds one reward of `arm`."""
+  return observe_block(family, arm_stats_, arm, jnp.ones((), jnp.int32), family.stat(reward))
+
+
+def observe_block(family: Family, arm_stats_: ArmStats, arm: jax.Array, n: jax.Array,
+                  stat: jax.Array) -> ArmStats:
+  """Adds n rewards of `arm` whose sufficient statistics sum to `stat` ([S])."""
   # One-hot updates rather than scatters: they vectorise under vmap.
   one_hot = jnp.arange(arm_stats_.counts.shape[-1]) == arm
-  counts = arm_stats_.counts + one_hot.astype(arm_stats_.counts.dtype)
-  stat = family.stat(reward).astype(arm_stats_.stats.dtype)
-  stats = arm_stats_.stats + jnp.where(one_hot[:, None], stat, 0)
-  return arm_stats(family, counts, stats, arm_stats_.t + 1)
+  counts = arm_stats_.counts + jnp.where(one_hot, n, 0).astype(arm_stats_.counts.dtype)
+  stats = arm_stats_.stats + jnp.where(one_hot[:, None], stat.astype(arm_stats_.stats.dtype), 0)
+  return arm_stats(family, counts, stats, arm_stats_.t + n)

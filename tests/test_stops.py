@@ -146,6 +146,38 @@ def test_exp_gap_phases_follow_karnin_et_al():
   assert n_1 == math.ceil(4 * 64**2 * math.log(3 * 2 * 50 / 0.1))
 
 
+def test_exp_gap_takes_a_phase_in_one_block_with_the_same_trial_as_pull_by_pull():
+  """A run with scores takes one reward per step, one without takes each phase's
+  pulls of an arm in one step (`Rule.pulls`). On [0.95, 0.05] every phase ends
+  the same way whatever the rewards (tau is the sum of the phase sizes, 264,124
+  at delta = 0.1), so both give the same tau, answer and counts."""
+  key, means = jax.random.key(5), [0.95, 0.05]
+  runs = [jbai.rollout(key, "bernoulli", means, "exp-gap", 0.1, 2, lanes=2,
+                       max_steps=10**6, scores=scores) for scores in (False, True)]
+  for field in ("tau", "answer", "counts", "hit_cap"):
+    np.testing.assert_array_equal(np.asarray(getattr(runs[0], field)),
+                                  np.asarray(getattr(runs[1], field)), err_msg=field)
+  assert np.asarray(runs[0].tau).tolist() == [264_124, 264_124]
+  assert np.asarray(runs[0].correct).all()
+
+
+@pytest.mark.parametrize("family, mean", [("bernoulli", 0.3), ("gaussian", -0.4)])
+def test_a_block_of_rewards_has_the_law_of_their_sum(family, mean):
+  """sample_block(key, m, n): mean n m and variance n Var(X), each within 4.5
+  standard errors over 4,000 draws (two-sided; Bonferroni-safe at 1e-4), for
+  n = 1 and n = 10^6."""
+  fam = jbai.families.get(family)
+  var = mean * (1 - mean) if family == "bernoulli" else 1.0
+  keys = jax.random.split(jax.random.key(4), 4000)
+  for n in (1, 10**6):
+    draw = jax.vmap(lambda k: fam.sample_block(k, jnp.asarray(mean), jnp.asarray(n)))(keys)
+    x = np.asarray(draw, np.float64)[:, 0]
+    assert abs(x.mean() - n * mean) < 4.5 * math.sqrt(n * var / x.size)
+    # The sample variance's relative standard error: sqrt(2 / size) for a normal
+    # law, less for a Bernoulli one (kurtosis below 3).
+    assert abs(x.var() / (n * var) - 1) < 4.5 * math.sqrt(2 / x.size)
+
+
 def test_with_delta_refuses_several_levels_for_a_delta_dependent_rule():
   with pytest.raises(ValueError, match="one delta at a time"):
     jbai.simulate(jax.random.key(0), "bernoulli", [0.8, 0.2], "lucb1", [0.1, 0.01], 2)
@@ -252,11 +284,12 @@ PAC_RATE = {("kl-lucb", "bernoulli"): "gk16", ("kl-racing", "bernoulli"): "gk16"
 
 @pytest.mark.slow
 @pytest.mark.parametrize("family", ["bernoulli", "gaussian"])
-@pytest.mark.parametrize("name", [r for r in NEW_RULES if r != "exp-gap"])
+@pytest.mark.parametrize("name", NEW_RULES)
 def test_new_rules_are_delta_pac(name, family):
   """P(error) <= 0.1, tested one-sided: the errors of 2,000 trials stay at or below
   the 99% quantile of Binomial(2000, 0.1) (a rule whose error is 0.1 fails with
-  probability <= 1%), and no trial reaches the cap."""
+  probability <= 1%), and no trial reaches the cap (exp-gap: about 1.5e7 pulls a
+  trial on the Bernoulli instance, a few hundred blocks)."""
   rate = PAC_RATE.get((name, family))
   rule = jbai.rules.get(name, **({"rate": rate} if rate else {}))
   with jax.enable_x64(False):  # the engine's default outside the tests

@@ -16,7 +16,8 @@ Each step of a running lane, with the statistics of the t rewards so far:
   2. the trial ends when every delta has crossed or t reaches max_steps (the
      cap: such a trial is reported in `hit_cap`, never dropped);
   3. otherwise the rule selects an arm, the family samples a reward, and the
-     statistics are updated.
+     statistics are updated (a block of n rewards of one arm in one step for a
+     rule with `pulls`, t advancing by n: `jbai.rules.base`).
 
 With scores, each lane also records the likelihood-ratio scores of its stopped
 trajectory (`Scores`), from which `jbai.estimate` builds gradients: the score
@@ -33,7 +34,7 @@ import jax.numpy as jnp
 from jbai.families.base import Family
 from jbai.random import prng
 from jbai.rules.base import Rule
-from jbai.state import ArmStats, empty_stats, observe
+from jbai.state import ArmStats, empty_stats, observe, observe_block
 from jbai.stops.base import Stop
 from jbai.transport import pair_costs
 
@@ -288,15 +289,23 @@ def step(family: Family, rule: Rule, threshold, config: Config, lane: Lane):
 
   k_rule, k_reward = step_keys(lane.key, stats.t)
   arm, rule_state = rule.select(k_rule, family, stats, lane.rule_state)
-  reward = family.sample(k_reward, lane.means[arm])
   advance = running & ~ends
   scores = lane.scores
+  if rule.pulls is not None and family.sample_block is not None and not scores:
+    # A block of pulls of one arm (jbai.rules.base), at most the steps left.
+    n = jnp.clip(rule.pulls(family, stats, rule_state, arm), 1,
+                 jnp.maximum(config.max_steps - stats.t, 1)).astype(jnp.int32)
+    block = family.sample_block(k_reward, lane.means[arm], n)
+    new_stats = observe_block(family, stats, arm, n, block)
+  else:
+    reward = family.sample(k_reward, lane.means[arm])
+    new_stats = observe(family, stats, arm, reward)
   if scores:
     at_stop = crossed | (ends & (tau == 0))
     thresholds = jnp.broadcast_to(beta, tau.shape).astype(lane.means.dtype)
     scores = _record_scores(family, rule, lane, at_stop, advance, arm, reward,
                             features(stats.t, glr, thresholds))
-  lane = lane._replace(stats=_keep(advance, observe(family, stats, arm, reward), stats),
+  lane = lane._replace(stats=_keep(advance, new_stats, stats),
                        rule_state=_keep(advance, rule_state, lane.rule_state),
                        tau=tau, answer=answer, done=lane.done | ends, scores=scores)
   return lane, advance

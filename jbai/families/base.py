@@ -58,6 +58,10 @@ class Family(NamedTuple):
     score: optional score(n, stats, m) -> sum over the rewards summarised by
       (n, stats) of d/dm log pi(x | m), elementwise in the arms; None: the
       simulator accumulates d/dm log_density reward by reward instead.
+    sample_block: optional sample_block(key, m, n) -> [S] the summed sufficient
+      statistics of n >= 1 rewards of mean m (scalar m and int32 n), drawn from
+      their exact law in one go (a binomial for Bernoulli rewards), for rules
+      that pull an arm many times in a row (`jbai.rules.base.Rule.pulls`).
   """
 
   name: str
@@ -77,6 +81,7 @@ class Family(NamedTuple):
   params: tuple = ()
   exponential: bool = False
   score: Optional[Callable[..., jax.Array]] = None
+  sample_block: Optional[Callable[..., jax.Array]] = None
 
   def __repr__(self):
     extra = "".join(f", {k}={v}" for k, v in self.params)
@@ -126,7 +131,8 @@ def weighted_mean(w_a, m_a, w_b, m_b):
 
 @cached
 def exponential_family(*, name, lo, hi, kl, sample, fisher, log_density,
-                       posterior_sample, curvature=None, params=()) -> Family:
+                       posterior_sample, curvature=None, params=(),
+                       sample_block=None) -> Family:
   """A one-parameter exponential family with the reward x as sufficient statistic.
 
   Its MLE is the sample mean, and its transport minimiser is the weighted mean.
@@ -143,7 +149,7 @@ def exponential_family(*, name, lo, hi, kl, sample, fisher, log_density,
       stat=lambda x: jnp.asarray(x)[..., None], mean=mean, mle=mean,
       fisher=fisher, log_density=log_density, transport_x=weighted_mean,
       posterior_sample=posterior_sample, curvature=curvature,
-      params=tuple(params), exponential=True, score=score)
+      params=tuple(params), exponential=True, score=score, sample_block=sample_block)
 
 
 def tiny(x: ArrayLike) -> jax.Array:

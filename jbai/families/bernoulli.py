@@ -37,6 +37,9 @@ def bernoulli(lo: float = 0.0, hi: float = 1.0) -> Family:
     u = jax.random.uniform(key, means.shape, means.dtype)
     return (u < means).astype(means.dtype)
 
+  def sample_block(key, mean, n):
+    return jax.random.binomial(key, n.astype(mean.dtype), mean, dtype=mean.dtype)[None]
+
   def fisher(p):
     p = jnp.clip(p, tiny(p), 1 - jnp.finfo(jnp.asarray(p * 1.0).dtype).eps)
     return 1 / (p * (1 - p))
@@ -58,4 +61,5 @@ def bernoulli(lo: float = 0.0, hi: float = 1.0) -> Family:
   # -d^2/dp^2 log pi(x|p) = x/p^2 + (1-x)/(1-p)^2 >= 1 for p in [0, 1].
   return exponential_family(
       name="bernoulli", lo=lo, hi=hi, kl=kl, sample=sample, fisher=fisher,
-      log_density=log_density, posterior_sample=posterior_sample, curvature=1.0)
+      log_density=log_density, posterior_sample=posterior_sample, curvature=1.0,
+      sample_block=sample_block)

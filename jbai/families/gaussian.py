@@ -33,6 +33,10 @@ def gaussian(sigma: float = 1.0, lo: float = -1e4, hi: float = 1e4) -> Family:
     means = jnp.asarray(means)
     return means + sigma * jax.random.normal(key, means.shape, means.dtype)
 
+  def sample_block(key, mean, n):
+    n = n.astype(mean.dtype)
+    return (n * mean + sigma * jnp.sqrt(n) * jax.random.normal(key, (), mean.dtype))[None]
+
   def fisher(m):
     return jnp.full_like(jnp.asarray(m, float), 1 / var)
 
@@ -54,4 +58,4 @@ def gaussian(sigma: float = 1.0, lo: float = -1e4, hi: float = 1e4) -> Family:
   return exponential_family(
       name="gaussian", lo=lo, hi=hi, kl=kl, sample=sample, fisher=fisher,
       log_density=log_density, posterior_sample=posterior_sample,
-      curvature=1 / var, params=(("sigma", float(sigma)),))
+      curvature=1 / var, params=(("sigma", float(sigma)),), sample_block=sample_block)

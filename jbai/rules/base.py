@@ -19,8 +19,8 @@ leaves it out. Changing it (say a top-two rule's beta) then reuses the program.
 A parameter that changes the program's structure (a loop bound, None against a
 number) stays in the closure and in the identity.
 
-Equality. Two rules are equal when their names, params, runtime names, `select`
-and `score` are; functions are compared by identity (jbai.builders), and `init`
+Equality. Two rules are equal when their names, params, runtime names, `select`,
+`score` and `pulls` are; functions are compared by identity (jbai.builders), and `init`
 is left out. jbai's factories build `select` in a cached builder keyed on the
 structural parameters only, so that, say, every beta of a top-two rule shares one
 `select` and one compiled program; a user's lookalike function never does.
@@ -33,6 +33,14 @@ sum_t d/dparam log P(choice_t), and exposes it through `score(state) ->
 rule whose choices are deterministic in a parameter (TCB's eps) has no score for
 it: differentiate it by finite differences with common random numbers
 (`jbai.finite_difference`).
+
+Blocks of pulls. A rule that pulls the arm it selects many times in a row (an
+elimination phase) may say how many with `pulls(family, arm_stats, rule_state,
+arm) -> int32 >= 1`, read after `select`. Where the family draws a block's
+statistics in one go (`Family.sample_block`) the engine then takes the whole
+block in one step, capped at the trial's remaining steps; the trial's law is
+the same as pull by pull, and the counts, t and tau count pulls. Runs that
+record scores, and `jbai.trace`, still take one reward per step.
 """
 
 from typing import Any, Callable, NamedTuple, Optional
@@ -54,6 +62,7 @@ class Rule(NamedTuple):
   runtime: tuple = ()  # names of the params that select reads from the state
   score: Optional[Callable[[Any], dict]] = None  # state -> {runtime name: policy score}
   stop: Any = None  # the rule's own stop (a jbai.stops.Stop), None: the GLLR
+  pulls: Optional[Callable[..., jax.Array]] = None  # block size after select, None: 1
 
   def __repr__(self):
     return f"{self.name}({', '.join(f'{k}={v}' for k, v in self.params)})"
@@ -76,8 +85,8 @@ class Rule(NamedTuple):
     # Equal fields, select and score the same objects (jbai.builders); init is
     # left out: it makes the runtime state, data of the program.
     return isinstance(other, Rule) and fields_equal(
-        (self.name, self.select, self.params, self.runtime, self.score),
-        (other.name, other.select, other.params, other.runtime, other.score))
+        (self.name, self.select, self.params, self.runtime, self.score, self.pulls),
+        (other.name, other.select, other.params, other.runtime, other.score, other.pulls))
 
   def __ne__(self, other):
     return not self == other

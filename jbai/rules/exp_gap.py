@@ -17,7 +17,10 @@ Where the sources differ: Karnin et al. and Even-Dar et al. use fresh rewards in
 every phase (as here: the state keeps each phase's starting counts and sums);
 best-arm uses the means of all the rewards so far. The median of an even number
 of means is the average of the two middle ones (numpy's, as best-arm). Within a
-phase the arms are pulled in index order, the least-pulled first.
+phase the arms are pulled in index order, the least-pulled first. A phase's
+pulls of one arm form a block (`Rule.pulls`): with Bernoulli or Gaussian rewards
+the engine draws their sum in one step (a binomial or a normal), so a trial of
+10^7 pulls takes a few hundred steps; with scores, pull by pull.
 
 Sources checked: every constant above (eps_r, delta_r, t_r, the median
 elimination's eps_1, delta_1, sample size and updates, the elimination of step
@@ -112,6 +115,12 @@ def _select(key, family, arm_stats, state):
   return arm.astype(jnp.int32), state
 
 
+def _pulls(family, arm_stats, state, arm):
+  """The pulls of `arm` left in the phase: a phase's pulls of an arm are one block."""
+  scale = 4.0 * bounds_lib.checked_variance(family, "exp-gap")
+  return target(state, scale) - (arm_stats.counts[arm] - state.base_counts[arm])
+
+
 def exp_gap() -> Rule:
   """Exponential-gap elimination (Karnin et al. 2013): rounds of median elimination; stop: elimination.
 
@@ -127,4 +136,5 @@ def exp_gap() -> Rule:
                     jnp.zeros(num_arms, jnp.int32), jnp.zeros(num_arms, dtype),
                     jnp.zeros(num_arms, dtype))
 
-  return Rule("exp-gap", init, _select, (), stop=elimination(survivors, "exp-gap"))
+  return Rule("exp-gap", init, _select, (), stop=elimination(survivors, "exp-gap"),
+              pulls=_pulls)
