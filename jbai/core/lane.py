@@ -58,16 +58,18 @@ class Scores(NamedTuple):
   causal_reward: Any = ()  # [D, K] float, sum_{t < tau} S_t (reward part)
   causal_policy: Any = ()  # {name: [D] float}, the same for the rule's score
   # then the future-noise control variates sum_{s < tau} S_s w_s psi_k(state_s, A_s)
-  # (`_record_scores`): C = N_CONTROLS columns in all.
+  # (`_record_scores`): C = N_CONTROLS columns in all. The features do not depend
+  # on delta, so the running sums have no delta axis; each delta records them at
+  # its stopping time.
   cv_reward: Any = ()      # [D, C, K] float, sum_{s < tau} s_s phi_k(state_s), then the above
   cv_policy: Any = ()      # {name: [D, C] float}
   sum_reward: Any = ()     # [K] float, sum_{u < t} S_u so far
   sum_policy: Any = ()     # {name: [] float}
-  mix_reward: Any = ()     # [D, F, K] float, sum_{u < t} S_u (phi_{u-1} - phi_u) so far
-  mix_policy: Any = ()     # {name: [D, F] float}
-  phi_prev: Any = ()       # [D, F] float, the features of the previous step
-  fut_reward: Any = ()     # [D, 3F, K] float, sum_{s < t} S_s w_s psi(state_s, A_s) so far
-  fut_policy: Any = ()     # {name: [D, 3F] float}
+  mix_reward: Any = ()     # [F, K] float, sum_{u < t} S_u (phi_{u-1} - phi_u) so far
+  mix_policy: Any = ()     # {name: [F] float}
+  phi_prev: Any = ()       # [F] float, the features of the previous step
+  fut_reward: Any = ()     # [3F, K] float, sum_{s < t} S_s w_s psi(state_s, A_s) so far
+  fut_policy: Any = ()     # {name: [3F] float}
   prev_reward: Any = ()    # [K] float, S_{t-1}
   prev_policy: Any = ()    # {name: [] float}, the rule's score after t - 1 steps
 
@@ -131,17 +133,18 @@ N_FEATURES = 4  # features of the state for the control variates (`features`)
 N_CONTROLS = 4 * N_FEATURES  # control variates per parameter: F baselines, 3F future noise
 
 
-def features(t: jax.Array, glr: jax.Array, beta: jax.Array) -> jax.Array:
-  """[D, F] features phi_k of a lane's state at step t, per delta, for the
-  state-dependent baselines of the causal estimator: 1, t, min(Lambda_t, beta_t)
-  (the GLLR's progress towards the threshold) and t beta_t / max(Lambda_t, 1) (the
-  stopping time that a GLLR growing linearly in t would reach, a guess of tau).
-  Any function of the state before step t's choice gives an unbiased estimator;
-  a non-finite value (the threshold before any reward) enters as 0."""
-  t = jnp.asarray(t, beta.dtype)
-  glr = jnp.broadcast_to(jnp.asarray(glr, beta.dtype), beta.shape)
-  phi = jnp.stack([jnp.ones_like(beta), jnp.broadcast_to(t, beta.shape),
-                   jnp.minimum(glr, beta), t * beta / jnp.maximum(glr, 1.0)], axis=-1)
+def features(t: jax.Array, glr: jax.Array, dtype) -> jax.Array:
+  """[F] features phi_k of a lane's state at step t for the state-dependent
+  baselines of the causal estimator: 1, t, Lambda_t (the GLLR, which stays below
+  a delta's threshold beta_t until that delta stops) and t / max(Lambda_t, 1)
+  (times beta_t, the stopping time of a GLLR growing linearly in t: a guess of
+  tau; the regression's coefficient per delta takes the place of beta_t, which
+  varies slowly in t). A stopping rule's statistic per delta enters through the
+  first delta's. Any function of the state before step t's choice gives an
+  unbiased estimator; a non-finite value (before any reward) enters as 0."""
+  t = jnp.asarray(t, dtype)
+  glr = jnp.ravel(jnp.asarray(glr, dtype))[0]
+  phi = jnp.stack([jnp.ones_like(t), t, glr, t / jnp.maximum(glr, 1.0)])
   return jnp.where(jnp.isfinite(phi), phi, 0.0)
 
 
@@ -150,11 +153,11 @@ def initial_scores(family: Family, rule: Rule, config: Config, num_arms: int,
   dtype = config.means.dtype
   zeros = jnp.zeros((n_deltas,), dtype)
   names = policy_score(rule, config.rule_state)
-  per_feature = jnp.zeros((n_deltas, N_FEATURES), dtype)
-  reward_features = jnp.zeros((n_deltas, N_FEATURES, num_arms), dtype)
+  per_feature = jnp.zeros((N_FEATURES,), dtype)
+  reward_features = jnp.zeros((N_FEATURES, num_arms), dtype)
   per_control = jnp.zeros((n_deltas, N_CONTROLS), dtype)
   reward_controls = jnp.zeros((n_deltas, N_CONTROLS, num_arms), dtype)
-  per_future = jnp.zeros((n_deltas, N_CONTROLS - N_FEATURES), dtype)
+  per_future = jnp.zeros((N_CONTROLS - N_FEATURES,), dtype)
   return Scores(
       running=() if family.score is not None else jnp.zeros(num_arms, dtype),
       reward=jnp.zeros((n_deltas, num_arms), dtype),
@@ -166,7 +169,7 @@ def initial_scores(family: Family, rule: Rule, config: Config, num_arms: int,
       sum_policy={k: jnp.zeros((), dtype) for k in names},
       mix_reward=reward_features, mix_policy={k: per_feature for k in names},
       phi_prev=per_feature,
-      fut_reward=jnp.zeros((n_deltas, N_CONTROLS - N_FEATURES, num_arms), dtype),
+      fut_reward=jnp.zeros((N_CONTROLS - N_FEATURES, num_arms), dtype),
       fut_policy={k: per_future for k in names},
       prev_reward=jnp.zeros(num_arms, dtype),
       prev_policy={k: jnp.zeros((), dtype) for k in names})
@@ -201,7 +204,7 @@ def _record_scores(family: Family, rule: Rule, lane: Lane, at_stop, advance, arm
   time (at the cap: at the end), and, for a family without a closed-form score,
   the running reward score adds d/dmu log pi(reward | mu_arm).
 
-  With S_t the score after the t rewards so far (`now`) and phi_t the [D, F]
+  With S_t the score after the t rewards so far (`now`) and phi_t the [F]
   features of this state, the causal accumulators follow from summation by parts:
   sum_{s < tau} s_s phi_s = S_tau phi_{tau-1} + sum_{u < tau} S_u (phi_{u-1} - phi_u),
   so a step records sum_{u < t} S_u and mix_t + S_t phi_{t-1} (mix_t the running
@@ -223,15 +226,15 @@ def _record_scores(family: Family, rule: Rule, lane: Lane, at_stop, advance, arm
   policy_now = policy_score(rule, lane.rule_state)
   stop_dk = at_stop[:, None]
   stop_dfk = at_stop[:, None, None]
-  step_phi = scores.phi_prev - phi  # [D, F]
+  step_phi = scores.phi_prev - phi  # [F]
   d_log_pi = jax.grad(family.log_density, argnums=1)(reward, lane.means[arm])
   w = jnp.where(jnp.isfinite(d_log_pi), d_log_pi, 0.0).astype(phi.dtype)
   lead = arm == jnp.argmax(stats.mean)
   psi = jnp.concatenate([phi * jnp.where(lead, w, 0.0), phi * jnp.where(lead, 0.0, w),
-                         jnp.zeros_like(phi)], axis=-1)  # [D, 3F], this step's rewards
+                         jnp.zeros_like(phi)], axis=-1)  # [3F], this step's rewards
   c = sum((v - scores.prev_policy[k] for k, v in policy_now.items()), jnp.zeros((), phi.dtype))
   coin = jnp.concatenate([jnp.zeros_like(phi), jnp.zeros_like(phi), scores.phi_prev * c],
-                         axis=-1)  # [D, 3F], the previous step's choice, S_{t-1} to come
+                         axis=-1)  # [3F], the previous step's choice, S_{t-1} to come
   fut_reward = scores.fut_reward + coin[..., None] * scores.prev_reward
   fut_policy = {k: scores.fut_policy[k] + coin * scores.prev_policy[k] for k in policy_now}
   scores = scores._replace(
@@ -302,9 +305,8 @@ def step(family: Family, rule: Rule, threshold, config: Config, lane: Lane):
     new_stats = observe(family, stats, arm, reward)
   if scores:
     at_stop = crossed | (ends & (tau == 0))
-    thresholds = jnp.broadcast_to(beta, tau.shape).astype(lane.means.dtype)
     scores = _record_scores(family, rule, lane, at_stop, advance, arm, reward,
-                            features(stats.t, glr, thresholds))
+                            features(stats.t, glr, lane.means.dtype))
   lane = lane._replace(stats=_keep(advance, new_stats, stats),
                        rule_state=_keep(advance, rule_state, lane.rule_state),
                        tau=tau, answer=answer, done=lane.done | ends, scores=scores)
