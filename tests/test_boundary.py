@@ -36,6 +36,45 @@ def test_a_users_rule_runs_in_simulate_and_rollout():
   assert res.summary[0]["trials"] == 12
 
 
+class BlockRobin(NamedTuple):
+  """A user's rule that pulls each arm 7 times in a row (`Rule.pulls`)."""
+
+  init: Callable
+  select: Callable
+  pulls: Callable
+
+
+def block_robin() -> BlockRobin:
+  return BlockRobin(init=lambda num_arms: (),
+                    select=lambda key, family, stats, state: (
+                        (stats.t // 7 % stats.counts.shape[-1]).astype(jnp.int32), state),
+                    pulls=lambda family, stats, state, arm: 7 - stats.t % 7)
+
+
+def test_a_users_block_rule_takes_its_blocks_in_one_step():
+  """Gaussian rewards come 7 at a time, so the stopping rule, checked once a step,
+  stops at multiples of 7; with scores, one pull per step, and some trials stop
+  between."""
+  key, means = jax.random.key(0), [2.0, 0.0, -2.0]
+  blocks, pulls = (jbai.rollout(key, "gaussian", means, block_robin(), 0.1, 16, lanes=4,
+                                max_steps=10_000, scores=scores) for scores in (False, True))
+  assert not np.asarray(blocks.hit_cap).any() and (np.asarray(blocks.tau) % 7 == 0).all()
+  assert (np.asarray(pulls.tau) % 7 != 0).any()
+
+
+def test_a_users_block_rule_stops_at_the_cap():
+  """Blocks of 7, cap 20: the last block is cut to 6, and every trial ends at
+  t = 20 with counts (7, 7, 6), in blocks (Gaussian), pull by pull (with scores),
+  and on a family without `sample_block` (Poisson)."""
+  for family, means, scores in (("gaussian", [0.2, 0.1, 0.0], False),
+                                ("gaussian", [0.2, 0.1, 0.0], True),
+                                ("poisson", [3.0, 2.0, 1.0], False)):
+    res = jbai.rollout(jax.random.key(0), family, means, block_robin(), 1e-9, 4, lanes=2,
+                       max_steps=20, scores=scores)
+    assert np.asarray(res.hit_cap).all() and (np.asarray(res.steps) == 20).all()
+    np.testing.assert_array_equal(np.asarray(res.counts), [[7, 7, 6]] * 4)
+
+
 def test_a_users_rule_is_the_same_program_every_call():
   from jbai.core import inputs
   rule = round_robin()

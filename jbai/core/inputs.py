@@ -53,7 +53,7 @@ RUNTIME_DOMAINS = {"beta": (0.0, 1.0, "in (0, 1)"), "eps": (0.0, math.inf, "> 0 
 def as_rule(rule) -> Rule:
   """A `Rule` from a rule, a registered name, or any object with pure `init` and
   `select` functions (a NamedTuple of two functions, say), which runs as a rule
-  with no parameters and no scores."""
+  with no parameters (with its `score`, `stop` and `pulls` where it has them)."""
   if isinstance(rule, Rule):
     return rule
   if isinstance(rule, str):
@@ -64,7 +64,8 @@ def as_rule(rule) -> Rule:
                     f"init(num_arms) and select(key, family, arm_stats, state) "
                     f"functions; got {rule!r}")
   return Rule(name=getattr(rule, "name", type(rule).__name__), init=init, select=select,
-              score=getattr(rule, "score", None), stop=getattr(rule, "stop", None))
+              score=getattr(rule, "score", None), stop=getattr(rule, "stop", None),
+              pulls=getattr(rule, "pulls", None))
 
 
 def resolve(family, rule, threshold) -> tuple:
