@@ -45,7 +45,8 @@ def print_run(records: list, labels: list, single: bool, means, args) -> None:
   capped = sum(r["hit_cap"] for r in records)
   if capped:
     print(f"warning: {capped} trial(s) reached max_steps without stopping; "
-          "they count as errors and enter mean tau at the cap")
+          "they count as errors and enter mean tau at the cap (a larger --max-steps "
+          "lets them finish)")
 
 
 def print_single(rec: dict, means, max_steps: int):
