@@ -9,7 +9,7 @@ from scipy import stats
 
 import jbai
 from jbai.core.inputs import raw_key
-from jbai.core.lane import step_keys
+from jbai.core.lane import rule_key
 from jbai.random import prng
 from jbai.rules import ties
 from jbai.rules.ties import (TIE_ULPS, argmax_random, argmax_ties, first_index, first_max,
@@ -90,7 +90,7 @@ def test_tci_challenger_compiled_is_the_eager_one():
     lane_key = jax.random.key_data(jax.random.fold_in(prng.wrap(raw), 0))
 
     def challenger(lane_key, st):
-      k_rule, _ = step_keys(lane_key, st.t)
+      k_rule = rule_key(lane_key, st.t)
       k_chal = jax.random.split(k_rule, 3)[2]
       return tci_challenger(k_chal, family, st, jnp.asarray(0), True)
 

@@ -1,10 +1,15 @@
 """One lane of the simulation: a trial's state and its step.
 
 A trial is a pure function of its PRNG key: trial number n (counting instances
-first: n = instance * n_trials + j) uses key fold_in(key, n), and its step t uses
-fold_in(trial_key, 2t) for the rule and fold_in(trial_key, 2t + 1) for the reward
-(keys wrapped with `jbai.random.prng.THREEFRY`, bit-identical to jax.random's
-default threefry).
+first: n = instance * n_trials + j) uses key fold_in(key, n); its step t uses
+fold_in(trial_key, 2t) for the rule, and the n-th reward of arm a (n from 0)
+fold_in(fold_in(trial_key, 2a + 1), n) (keys wrapped with
+`jbai.random.prng.THREEFRY`, bit-identical to jax.random's default threefry).
+Each arm has its own stream of rewards, the "stack of rewards" of bandit theory:
+two runs with the same key see the same n-th reward of an arm whatever order
+they pull the arms in, so their common random numbers survive a different
+choice (a flipped top-two coin, another rule), which keeps finite differences
+and comparisons between rules tight.
 
 Each step of a running lane, with the statistics of the t rewards so far:
   1. stopping (the paper's eq. (stop)): top = argmax of the projected sample
@@ -100,12 +105,22 @@ class Config(NamedTuple):
   todo: Any = None        # [T] int32, the trial numbers to run (None: 0, 1, ..., total - 1)
 
 
-def step_keys(key: jax.Array, t: jax.Array):
-  """The keys of the rule and of the reward at step t of a trial (raw key data
-  in, typed `jbai.random.prng.THREEFRY` keys out, bit-identical to jax.random's
-  default). Two fold_ins (two threefry blocks) rather than fold_in then split."""
-  key, t = prng.wrap(key), t.astype(jnp.uint32)
-  return jax.random.fold_in(key, 2 * t), jax.random.fold_in(key, 2 * t + 1)
+def rule_key(key: jax.Array, t: jax.Array) -> jax.Array:
+  """The key of the rule's choice at step t of a trial (raw key data in, a typed
+  `jbai.random.prng.THREEFRY` key out, bit-identical to jax.random's default)."""
+  return jax.random.fold_in(prng.wrap(key), 2 * t.astype(jnp.uint32))
+
+
+def reward_key(key: jax.Array, arm: jax.Array, n: jax.Array) -> jax.Array:
+  """The key of arm `arm`'s n-th reward (n from 0) in a trial:
+  fold_in(fold_in(trial_key, 2 arm + 1), n), the arm's own stream of rewards."""
+  stream = jax.random.fold_in(prng.wrap(key), 2 * arm.astype(jnp.uint32) + 1)
+  return jax.random.fold_in(stream, n.astype(jnp.uint32))
+
+
+def pulls_of(stats: ArmStats, arm: jax.Array) -> jax.Array:
+  """[] int32, T_t(arm), read with a mask (it vectorises under vmap)."""
+  return jnp.sum(jnp.where(jnp.arange(stats.counts.shape[-1]) == arm, stats.counts, 0))
 
 
 def stopping_statistic(family: Family, stats: ArmStats):
@@ -180,11 +195,11 @@ def start(family: Family, rule: Rule, config: Config, index, num_arms: int,
   """A lane starting trial `index` (idle if index < 0)."""
   instance = jnp.maximum(index, 0) // config.n_trials
   dtype = config.means.dtype
+  key = jax.random.key_data(jax.random.fold_in(prng.wrap(config.key), jnp.maximum(index, 0)))
   return Lane(
       stats=empty_stats(family, num_arms, dtype),
       rule_state=config.rule_state,
-      key=jax.random.key_data(
-          jax.random.fold_in(prng.wrap(config.key), jnp.maximum(index, 0))),
+      key=key,
       index=index.astype(jnp.int32),
       means=config.means[instance],
       tau=jnp.zeros(n_deltas, jnp.int32),
@@ -290,8 +305,8 @@ def step(family: Family, rule: Rule, threshold, config: Config, lane: Lane):
   answer = jnp.where(crossed, top, lane.answer)
   ends = running & (jnp.all(tau > 0) | (stats.t >= config.max_steps))
 
-  k_rule, k_reward = step_keys(lane.key, stats.t)
-  arm, rule_state = rule.select(k_rule, family, stats, lane.rule_state)
+  arm, rule_state = rule.select(rule_key(lane.key, stats.t), family, stats, lane.rule_state)
+  k_reward = reward_key(lane.key, arm, pulls_of(stats, arm))
   advance = running & ~ends
   scores = lane.scores
   if rule.pulls is not None and family.sample_block is not None and not scores:

@@ -47,8 +47,9 @@ def _advance_program(family, rule, num_arms):
 
     def body(lane):
       stats = lane.stats
-      k_rule, k_reward = lane_lib.step_keys(lane.key, stats.t)
-      arm, rule_state = rule.select(k_rule, family, stats, lane.rule_state)
+      arm, rule_state = rule.select(lane_lib.rule_key(lane.key, stats.t), family, stats,
+                                    lane.rule_state)
+      k_reward = lane_lib.reward_key(lane.key, arm, lane_lib.pulls_of(stats, arm))
       reward = family.sample(k_reward, lane.means[arm])
       return lane._replace(stats=observe(family, stats, arm, reward),
                            rule_state=rule_state)
