@@ -195,11 +195,11 @@ def start(family: Family, rule: Rule, config: Config, index, num_arms: int,
   """A lane starting trial `index` (idle if index < 0)."""
   instance = jnp.maximum(index, 0) // config.n_trials
   dtype = config.means.dtype
-  key = jax.random.key_data(jax.random.fold_in(prng.wrap(config.key), jnp.maximum(index, 0)))
   return Lane(
       stats=empty_stats(family, num_arms, dtype),
       rule_state=config.rule_state,
-      key=key,
+      key=jax.random.key_data(
+          jax.random.fold_in(prng.wrap(config.key), jnp.maximum(index, 0))),
       index=index.astype(jnp.int32),
       means=config.means[instance],
       tau=jnp.zeros(n_deltas, jnp.int32),

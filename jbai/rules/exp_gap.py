@@ -76,9 +76,14 @@ def _median(values, mask):
   return 0.5 * (ordered[(n - 1) // 2] + ordered[n // 2])
 
 
+def _scale(family) -> float:
+  """The sample sizes' factor 4 s^2 (1 for rewards in [0, 1]: the module docstring)."""
+  return 4.0 * bounds_lib.checked_variance(family, "exp-gap")
+
+
 def advance(family, arm_stats, state: GapState) -> GapState:
   """The state after the phase change that the current statistics trigger."""
-  scale = 4.0 * bounds_lib.checked_variance(family, "exp-gap")
+  scale = _scale(family)
   members = jnp.where(state.l == 0, state.active, state.median_set)
   n_phase = arm_stats.counts - state.base_counts
   done = jnp.all(jnp.where(members, n_phase >= target(state, scale), True))
@@ -117,8 +122,7 @@ def _select(key, family, arm_stats, state):
 
 def _pulls(family, arm_stats, state, arm):
   """The pulls of `arm` left in the phase: a phase's pulls of an arm are one block."""
-  scale = 4.0 * bounds_lib.checked_variance(family, "exp-gap")
-  return target(state, scale) - (arm_stats.counts[arm] - state.base_counts[arm])
+  return target(state, _scale(family)) - (arm_stats.counts[arm] - state.base_counts[arm])
 
 
 def exp_gap() -> Rule:

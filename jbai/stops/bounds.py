@@ -131,12 +131,11 @@ def kl_bound(family: Family, mean, level, upper: bool):
   bisection between the mean and the end of Theta (`bisection_steps` halvings)."""
   mean = jnp.asarray(mean)
   level = jnp.maximum(jnp.asarray(level, mean.dtype), 0.0)
+  shape = jnp.broadcast_shapes(mean.shape, level.shape)
   sigma2 = _kl_index(family, "kl")
   if sigma2 is not None:
     width = jnp.sqrt(2.0 * sigma2 * level)
-    return jnp.broadcast_to(mean + width if upper else mean - width,
-                            jnp.broadcast_shapes(mean.shape, level.shape))
-  shape = jnp.broadcast_shapes(mean.shape, level.shape)
+    return jnp.broadcast_to(mean + width if upper else mean - width, shape)
   end = jnp.asarray(family.hi if upper else family.lo, mean.dtype)
   return _bisect(family, jnp.broadcast_to(mean, shape), end, jnp.broadcast_to(level, shape))
 
