@@ -126,7 +126,9 @@ def loop_all_cores(rule_name, instance, seconds):
   return tau.sum() / (time.perf_counter() - t0), tau
 
 
-def write(rows, out, header):
+def write(rows, out, header, show=True):
+  """gpu.json and gpu.md in `out` (called after every row, so that a run cut short
+  keeps what it measured)."""
   os.makedirs(out, exist_ok=True)
   with open(os.path.join(out, "gpu.json"), "w") as f:
     json.dump({"header": header, "rows": rows}, f, indent=1)
@@ -138,7 +140,8 @@ def write(rows, out, header):
   text = "\n".join(lines) + "\n"
   with open(os.path.join(out, "gpu.md"), "w") as f:
     f.write(text)
-  print(text, flush=True)
+  if show:
+    print(text, flush=True)
 
 
 def _fmt(v):
@@ -194,6 +197,7 @@ def main():
                  "jbai": rates[s_best], "loop all cores": loop,
                  "x loop": rates[s_best] / loop,
                  "loop tau": f"{mean_ci(tau_loop)[0]:.0f} ± {mean_ci(tau_loop)[1]:.0f}"})
+    write(rows, args.out, header, show=False)
   for rule_name in ("tcb", "itcb"):  # 2. whole runs, Bernoulli K = 5
     lanes, s_best = best[(rule_name, "bernoulli-5")]
     rate, tau = full_run(rule_name, "bernoulli-5", lanes, args.trials, args.chunk)
@@ -206,6 +210,7 @@ def main():
                  "x loop": rate / loop_row["loop all cores"],
                  "jbai tau": f"{mean_ci(tau)[0]:.0f} ± {mean_ci(tau)[1]:.0f}",
                  "loop tau": loop_row["loop tau"]})
+    write(rows, args.out, header, show=False)
   instance = "gaussian-5"  # 3. every rule, smaller pool
   s_best, base = best[("tcb", instance)][1], None
   for rule_name in args.rules.split(","):
@@ -219,6 +224,7 @@ def main():
     base = base or rate
     rows.append({**row, "jbai": rate, "TCB / rule": base / rate})
     print(f"  {rule_name} {instance}: {rate:.3g} steps/s", flush=True)
+    write(rows, args.out, header, show=False)
   header += f"; {time.perf_counter() - t_start:.0f} s in all"
   write(rows, args.out, header)
 
