@@ -7,8 +7,10 @@ score of step s's coin), without control variates, with the state baselines only
 (the first F columns of policy_score_cv), and with all (adding the future-noise
 columns); and, for the central difference with common random numbers at several
 h, the per-trial variance of (tau(beta + h) - tau(beta - h)) / 2h and the share of
-trial pairs whose stopping times differ. Efficiency is variance x simulated steps
-per trial estimate (lower is better).
+trial pairs whose stopping times differ; then Richardson's extrapolation
+(4 FD(h) - FD(2h)) / 3 and the estimate (FD(2h) - FD(h)) / 3 of FD(h)'s bias (every
+h from the same key). Efficiency is variance x simulated steps per trial estimate
+(lower is better).
 
   python benchmarks/beta_variance.py [--trials 1000]
 """
@@ -43,16 +45,34 @@ def main(family, means, rule_name, delta, trials, hs, seed=0):
       g, se = (float(np.asarray(a)[0]) for a in cross_fitted(y, cv[..., :cols]))
     var = se ** 2 * trials
     print(f"| {label} | {g:.0f} +- {1.96 * se:.0f} | {var:.3g} | {steps:.0f} | {var * steps:.3g} |")
+  diffs = {}
   for h in hs:
     runs = [jbai.rollout(jax.random.fold_in(key, 1), family, np.asarray(means), rule, delta,
                          trials, params={"beta": 0.5 + s * h}) for s in (1, -1)]
     t = [np.asarray(r.tau, np.float64) for r in runs]
     d = (t[0] - t[1]) / (2 * h)
     st = sum(float(np.mean(np.asarray(r.steps))) for r in runs)
+    diffs[h] = (d, st)
     var = d.var(ddof=1)
     print(f"| FD, CRN, h = {h:g} ({np.mean(t[0] != t[1]):.0%} of pairs differ) | "
           f"{d.mean():.0f} +- {1.96 * np.sqrt(var / trials):.0f} | {var:.3g} | {st:.0f} | "
           f"{var * st:.3g} |")
+  # Every h runs with the same key, so the differences at h and 2h share their
+  # randomness: (FD(2h) - FD(h)) / 3 estimates FD(h)'s O(h^2) bias precisely, and
+  # (4 FD(h) - FD(2h)) / 3 removes it (bias O(h^4), four runs).
+  for h in hs:
+    if 2 * h not in diffs:
+      continue
+    (d1, s1), (d2, s2) = diffs[h], diffs[2 * h]
+    r = (4 * d1 - d2) / 3
+    var = r.var(ddof=1)
+    print(f"| Richardson, (4 FD(h) - FD(2h)) / 3, h = {h:g} | {r.mean():.0f} +- "
+          f"{1.96 * np.sqrt(var / trials):.0f} | {var:.3g} | {s1 + s2:.0f} | {var * (s1 + s2):.3g} |")
+  for h in hs:
+    if 2 * h in diffs:
+      b = (diffs[2 * h][0] - diffs[h][0]) / 3
+      print(f"bias of FD at h = {h:g}, (FD(2h) - FD(h)) / 3: {b.mean():.1f} +- "
+            f"{1.96 * b.std(ddof=1) / np.sqrt(trials):.1f}")
 
 
 if __name__ == "__main__":
@@ -60,4 +80,4 @@ if __name__ == "__main__":
   parser.add_argument("--trials", type=int, default=1000)
   args = parser.parse_args()
   main("gaussian", [1.0, 0.6, 0.5, 0.4, 0.2], "t3c", 1e-2, args.trials,
-       [0.01, 0.03, 0.1, 0.2])
+       [0.01, 0.03, 0.05, 0.1, 0.2])

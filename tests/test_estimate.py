@@ -249,23 +249,28 @@ def test_cli_grad_in_beta_and_eps_with_each_estimator(capsys):
   simulated steps, and eps refused without finite differences."""
   from jbai import cli
   base = ["grad", "--means", "1,0.5,0.2", "--delta", "0.1", "--trials", "200", "--json"]
-  for estimator in ("causal", "score", "fd"):
+  for estimator in ("causal", "score", "fd", "richardson"):
     assert cli.main(base + ["--rule", "t3c", "--beta", "0.5", "--wrt", "beta",
                             "--estimator", estimator]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["wrt"] == "beta" and out["estimator"] == estimator
     assert len(out["grad_mean_tau"]) == len(out["grad_mean_tau_se"]) == 1
     assert np.isfinite(out["grad_mean_tau"][0]) and out["grad_mean_tau_se"][0] > 0
-    assert out["simulated_steps"] >= 200 * (3 if estimator == "fd" else 1)
+    runs = {"fd": 3, "richardson": 5}.get(estimator, 1)  # the run with scores, then the points
+    assert out["simulated_steps"] >= 200 * runs
   assert cli.main(base + ["--rule", "tcb", "--eps", "0.5", "--wrt", "eps",
                           "--estimator", "fd", "--h", "0.2"]) == 0
   out = json.loads(capsys.readouterr().out)
   assert len(out["grad_mean_tau"]) == 1 and out["simulated_steps"] > 0
   assert cli.main(base + ["--rule", "tcb", "--wrt", "eps", "--estimator", "causal"]) == 2
-  # the default, auto: the CRN finite difference in beta and eps (with its h), causal in the means
+  # the default, auto: Richardson in beta, the CRN finite difference in eps (with
+  # their h), causal in the means
   assert cli.main(base + ["--rule", "t3c", "--beta", "0.5", "--wrt", "beta"]) == 0
   out = json.loads(capsys.readouterr().out)
-  assert out["estimator"] == "fd" and out["h"] == 0.1
+  assert out["estimator"] == "richardson" and out["h"] == 0.1
+  assert cli.main(base + ["--rule", "tcb", "--eps", "0.5", "--wrt", "eps"]) == 0
+  out = json.loads(capsys.readouterr().out)
+  assert out["estimator"] == "fd" and out["h"] == 0.02
   assert cli.main(base + ["--rule", "tcb"]) == 0
   out = json.loads(capsys.readouterr().out)
   assert len(out["grad_mean_tau"]) == 3 and out["estimator"] == "causal"

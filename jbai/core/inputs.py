@@ -315,11 +315,12 @@ def check_runtime(rule: Rule, names) -> None:
                      f"its runtime parameters are {list(rule.runtime)}")
 
 
-def check_params(rule: Rule, params: Optional[dict]) -> dict:
+def check_params(rule: Rule, params: Optional[dict], shapes: Optional[dict] = None) -> dict:
   """The rule's runtime parameters {name: value}, checked: each a runtime
-  parameter of the rule, a scalar (vmap for several values) and, where concrete,
-  in its domain (beta in (0, 1), eps > 0 and finite: the rule factories' checks).
-  Traced values pass through."""
+  parameter of the rule, of the shape of the rule's own value (`shapes`, {name:
+  shape}; default: a scalar, vmap for several values) and, where concrete, in its
+  domain (beta in (0, 1), eps > 0 and finite: the rule factories' checks; other
+  values finite). Traced values pass through."""
   if params is None:
     return {}
   if not isinstance(params, dict):
@@ -331,12 +332,13 @@ def check_params(rule: Rule, params: Optional[dict]) -> dict:
     if isinstance(value, (bool, np.bool_)) or not (
         isinstance(value, numbers.Real) or np.issubdtype(np.asarray(value).dtype, np.number)):
       raise TypeError(f"params[{name!r}] must be a number, got {shown(value)}")
-    if np.ndim(value) != 0:
-      raise ValueError(f"params[{name!r}] must be a scalar (jax.vmap over several values), "
-                       f"got shape {np.shape(value)}")
+    shape = tuple((shapes or {}).get(name, ()))
+    if np.shape(value) != shape:
+      expected = "a scalar (jax.vmap over several values)" if not shape else f"of shape {shape}"
+      raise ValueError(f"params[{name!r}] must be {expected}, got shape {np.shape(value)}")
     lo, hi, text = RUNTIME_DOMAINS.get(name, (-math.inf, math.inf, "finite"))
-    v = float(value)
-    if not (lo < v < hi) or math.isnan(v):
+    v = np.asarray(value, float)
+    if not np.all((lo < v) & (v < hi)):
       raise ValueError(f"{name} must be {text}, got {shown(value)}")
   return dict(params)
 
@@ -345,7 +347,8 @@ def initial_rule_state(rule: Rule, num_arms: int, params: Optional[dict]):
   """rule.init(num_arms) with the runtime parameters `params` (checked where
   concrete, possibly traced) in place of the values the rule was built with."""
   state = rule.init(num_arms)
-  params = check_params(rule, params)
+  shapes = {k: jnp.shape(getattr(state, k)) for k in (params or {}) if k in rule.runtime}
+  params = check_params(rule, params, shapes)
   if params:
     state = state._replace(
         **{k: jnp.asarray(v, getattr(state, k).dtype) for k, v in params.items()})

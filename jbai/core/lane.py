@@ -55,28 +55,29 @@ class Scores(NamedTuple):
 
   running: Any        # [K] float, reward score so far (() when the family has `score`)
   reward: jax.Array   # [D, K] float, reward score at each delta's stopping time
-  policy: Any         # {name: [D] float}, the rule's score at each stopping time
+  policy: Any         # {name: [D, *P] float}, the rule's score at each stopping time
+  #                     (P: the parameter's shape, () for a scalar such as beta)
   # The causal estimator (jbai.core.estimate): with S_t the score after t steps and
   # s_t = S_{t+1} - S_t the score of step t, each delta records at its stopping time
   # tau the causal score sum_{t < tau} S_t = sum_{s < tau} s_s (tau - s - 1) and the
   # control variates sum_{s < tau} s_s phi_k(state_s), k < F (see `features`).
   causal_reward: Any = ()  # [D, K] float, sum_{t < tau} S_t (reward part)
-  causal_policy: Any = ()  # {name: [D] float}, the same for the rule's score
+  causal_policy: Any = ()  # {name: [D, *P] float}, the same for the rule's score
   # then the future-noise control variates sum_{s < tau} S_s w_s psi_k(state_s, A_s)
   # (`_record_scores`): C = N_CONTROLS columns in all. The features do not depend
   # on delta, so the running sums have no delta axis; each delta records them at
   # its stopping time.
   cv_reward: Any = ()      # [D, C, K] float, sum_{s < tau} s_s phi_k(state_s), then the above
-  cv_policy: Any = ()      # {name: [D, C] float}
+  cv_policy: Any = ()      # {name: [D, C, *P] float}
   sum_reward: Any = ()     # [K] float, sum_{u < t} S_u so far
-  sum_policy: Any = ()     # {name: [] float}
+  sum_policy: Any = ()     # {name: [*P] float}
   mix_reward: Any = ()     # [F, K] float, sum_{u < t} S_u (phi_{u-1} - phi_u) so far
-  mix_policy: Any = ()     # {name: [F] float}
+  mix_policy: Any = ()     # {name: [F, *P] float}
   phi_prev: Any = ()       # [F] float, the features of the previous step
   fut_reward: Any = ()     # [3F, K] float, sum_{s < t} S_s w_s psi(state_s, A_s) so far
-  fut_policy: Any = ()     # {name: [3F] float}
+  fut_policy: Any = ()     # {name: [3F, *P] float}
   prev_reward: Any = ()    # [K] float, S_{t-1}
-  prev_policy: Any = ()    # {name: [] float}, the rule's score after t - 1 steps
+  prev_policy: Any = ()    # {name: [*P] float}, the rule's score after t - 1 steps
 
 
 class Lane(NamedTuple):
@@ -166,28 +167,24 @@ def features(t: jax.Array, glr: jax.Array, dtype) -> jax.Array:
 def initial_scores(family: Family, rule: Rule, config: Config, num_arms: int,
                    n_deltas: int) -> Scores:
   dtype = config.means.dtype
-  zeros = jnp.zeros((n_deltas,), dtype)
-  names = policy_score(rule, config.rule_state)
-  per_feature = jnp.zeros((N_FEATURES,), dtype)
-  reward_features = jnp.zeros((N_FEATURES, num_arms), dtype)
-  per_control = jnp.zeros((n_deltas, N_CONTROLS), dtype)
-  reward_controls = jnp.zeros((n_deltas, N_CONTROLS, num_arms), dtype)
-  per_future = jnp.zeros((N_CONTROLS - N_FEATURES,), dtype)
+  shapes = {k: jnp.shape(v) for k, v in policy_score(rule, config.rule_state).items()}
+  policy = lambda *lead: {k: jnp.zeros(lead + p, dtype) for k, p in shapes.items()}
   return Scores(
       running=() if family.score is not None else jnp.zeros(num_arms, dtype),
       reward=jnp.zeros((n_deltas, num_arms), dtype),
-      policy={k: zeros for k in names},
+      policy=policy(n_deltas),
       causal_reward=jnp.zeros((n_deltas, num_arms), dtype),
-      causal_policy={k: zeros for k in names},
-      cv_reward=reward_controls, cv_policy={k: per_control for k in names},
+      causal_policy=policy(n_deltas),
+      cv_reward=jnp.zeros((n_deltas, N_CONTROLS, num_arms), dtype),
+      cv_policy=policy(n_deltas, N_CONTROLS),
       sum_reward=jnp.zeros(num_arms, dtype),
-      sum_policy={k: jnp.zeros((), dtype) for k in names},
-      mix_reward=reward_features, mix_policy={k: per_feature for k in names},
-      phi_prev=per_feature,
+      sum_policy=policy(),
+      mix_reward=jnp.zeros((N_FEATURES, num_arms), dtype), mix_policy=policy(N_FEATURES),
+      phi_prev=jnp.zeros((N_FEATURES,), dtype),
       fut_reward=jnp.zeros((N_CONTROLS - N_FEATURES, num_arms), dtype),
-      fut_policy={k: per_future for k in names},
+      fut_policy=policy(N_CONTROLS - N_FEATURES),
       prev_reward=jnp.zeros(num_arms, dtype),
-      prev_policy={k: jnp.zeros((), dtype) for k in names})
+      prev_policy=policy())
 
 
 def start(family: Family, rule: Rule, config: Config, index, num_arms: int,
@@ -213,6 +210,16 @@ def _keep(advance, new, old):
   return jax.tree.map(lambda n, o: jnp.where(advance, n, o), new, old)
 
 
+def _outer(a: jax.Array, v: jax.Array) -> jax.Array:
+  """a [F] times a parameter's value v [*P]: [F, *P] (a * v for a scalar)."""
+  return a.reshape(a.shape + (1,) * jnp.ndim(v)) * v
+
+
+def _at_stop(at_stop: jax.Array, new, old):
+  """`new` where each delta [D] stops now, else `old` ([D, ...])."""
+  return jnp.where(at_stop.reshape(at_stop.shape + (1,) * (jnp.ndim(old) - 1)), new, old)
+
+
 def _record_scores(family: Family, rule: Rule, lane: Lane, at_stop, advance, arm,
                    reward, phi) -> Scores:
   """The lane's scores after this step: each delta records them at its stopping
@@ -233,8 +240,9 @@ def _record_scores(family: Family, rule: Rule, lane: Lane, at_stop, advance, arm
   w_t 1{A_t = leader} and w_t 1{A_t != leader}, w_t = d/dmu log pi(X_t | mu_{A_t})
   the score of step t's reward (a reward of the leader shortens the remaining
   time, a challenger's lengthens it), and c_t, the rule's score of step t's own
-  choice (summed over its parameters; 0 for a deterministic rule), known one step
-  later, so added then (`prev_*`). S_t and phi_t are known before step t's choice
+  choice (for the reward's columns summed over the rule's parameters and their
+  entries; for a parameter's columns, that entry's own; 0 for a deterministic
+  rule), known one step later, so added then (`prev_*`). S_t and phi_t are known before step t's choice
   and reward, so each column has mean 0."""
   scores, stats = lane.scores, lane.stats
   now = reward_score(family, stats, lane.means, scores.running)
@@ -247,32 +255,35 @@ def _record_scores(family: Family, rule: Rule, lane: Lane, at_stop, advance, arm
   lead = arm == jnp.argmax(stats.mean)
   psi = jnp.concatenate([phi * jnp.where(lead, w, 0.0), phi * jnp.where(lead, 0.0, w),
                          jnp.zeros_like(phi)], axis=-1)  # [3F], this step's rewards
-  c = sum((v - scores.prev_policy[k] for k, v in policy_now.items()), jnp.zeros((), phi.dtype))
-  coin = jnp.concatenate([jnp.zeros_like(phi), jnp.zeros_like(phi), scores.phi_prev * c],
-                         axis=-1)  # [3F], the previous step's choice, S_{t-1} to come
-  fut_reward = scores.fut_reward + coin[..., None] * scores.prev_reward
-  fut_policy = {k: scores.fut_policy[k] + coin * scores.prev_policy[k] for k in policy_now}
+  # Step t-1's choice scores c (known now), per parameter and summed over all of them.
+  c = {k: v - scores.prev_policy[k] for k, v in policy_now.items()}
+  c_all = sum((jnp.sum(v) for v in c.values()), jnp.zeros((), phi.dtype))
+  coin = jnp.concatenate([jnp.zeros_like(phi), jnp.zeros_like(phi), scores.phi_prev],
+                         axis=-1)  # [3F], times the previous step's choice, S_{t-1} to come
+  fut_reward = scores.fut_reward + (coin * c_all)[..., None] * scores.prev_reward
+  fut_policy = {k: scores.fut_policy[k] + _outer(coin, c[k]) * scores.prev_policy[k]
+                for k in policy_now}
   scores = scores._replace(
       reward=jnp.where(stop_dk, now, scores.reward),
-      policy={k: jnp.where(at_stop, v, scores.policy[k]) for k, v in policy_now.items()},
+      policy={k: _at_stop(at_stop, v, scores.policy[k]) for k, v in policy_now.items()},
       causal_reward=jnp.where(stop_dk, scores.sum_reward, scores.causal_reward),
-      causal_policy={k: jnp.where(at_stop, scores.sum_policy[k], scores.causal_policy[k])
+      causal_policy={k: _at_stop(at_stop, scores.sum_policy[k], scores.causal_policy[k])
                      for k in policy_now},
       cv_reward=jnp.where(stop_dfk, jnp.concatenate(
           [scores.mix_reward + scores.phi_prev[..., None] * now, fut_reward], axis=-2),
                           scores.cv_reward),
-      cv_policy={k: jnp.where(stop_dk, jnp.concatenate(
-          [scores.mix_policy[k] + scores.phi_prev * v, fut_policy[k]], axis=-1),
-                              scores.cv_policy[k]) for k, v in policy_now.items()},
+      cv_policy={k: _at_stop(at_stop, jnp.concatenate(
+          [scores.mix_policy[k] + _outer(scores.phi_prev, v), fut_policy[k]], axis=0),
+                             scores.cv_policy[k]) for k, v in policy_now.items()},
       fut_reward=jnp.where(advance, fut_reward + psi[..., None] * now, scores.fut_reward),
-      fut_policy={k: jnp.where(advance, fut_policy[k] + psi * v, scores.fut_policy[k])
+      fut_policy={k: jnp.where(advance, fut_policy[k] + _outer(psi, v), scores.fut_policy[k])
                   for k, v in policy_now.items()},
       sum_reward=jnp.where(advance, scores.sum_reward + now, scores.sum_reward),
       sum_policy={k: jnp.where(advance, scores.sum_policy[k] + v, scores.sum_policy[k])
                   for k, v in policy_now.items()},
       mix_reward=jnp.where(advance, scores.mix_reward + step_phi[..., None] * now,
                            scores.mix_reward),
-      mix_policy={k: jnp.where(advance, scores.mix_policy[k] + step_phi * v,
+      mix_policy={k: jnp.where(advance, scores.mix_policy[k] + _outer(step_phi, v),
                                scores.mix_policy[k]) for k, v in policy_now.items()},
       phi_prev=jnp.where(advance, phi, scores.phi_prev),
       prev_reward=jnp.where(advance, now, scores.prev_reward),

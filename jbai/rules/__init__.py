@@ -24,6 +24,7 @@ from jbai.rules.kl_racing import kl_racing
 from jbai.rules.lil_ucb import lil_ucb
 from jbai.rules.lucb1 import lucb1
 from jbai.rules.optimistic_tas import optimistic_tas
+from jbai.rules.static import static
 from jbai.rules.t3c import t3c
 from jbai.rules.t3c_tuned import t3c_tuned
 from jbai.rules.tas import tas_c, tas_d
@@ -86,6 +87,6 @@ def describe() -> list:
 
 
 __all__ = ["RULES", "Rule", "always_top", "best_challenger", "describe", "dkm",
-           "gradient_ascent", "optimistic_tas", "ebtc", "ebtci", "fws", "get",
+           "gradient_ascent", "optimistic_tas", "static", "ebtc", "ebtci", "fws", "get",
            "itcb", "t3c", "t3c_tuned", "tas_c", "tas_d", "tcb", "tstci", "ttts", "uniform",
            "lucb1", "kl_lucb", "ugape", "lil_ucb", "kl_racing", "chernoff_racing", "exp_gap"]
