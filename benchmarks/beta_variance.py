@@ -66,8 +66,9 @@ def main(family, means, rule_name, delta, trials, hs, seed=0):
     (d1, s1), (d2, s2) = diffs[h], diffs[2 * h]
     r = (4 * d1 - d2) / 3
     var = r.var(ddof=1)
+    steps = s1 + s2
     print(f"| Richardson, (4 FD(h) - FD(2h)) / 3, h = {h:g} | {r.mean():.0f} +- "
-          f"{1.96 * np.sqrt(var / trials):.0f} | {var:.3g} | {s1 + s2:.0f} | {var * (s1 + s2):.3g} |")
+          f"{1.96 * np.sqrt(var / trials):.0f} | {var:.3g} | {steps:.0f} | {var * steps:.3g} |")
   for h in hs:
     if 2 * h in diffs:
       b = (diffs[2 * h][0] - diffs[h][0]) / 3

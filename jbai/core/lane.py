@@ -240,10 +240,10 @@ def _record_scores(family: Family, rule: Rule, lane: Lane, at_stop, advance, arm
   w_t 1{A_t = leader} and w_t 1{A_t != leader}, w_t = d/dmu log pi(X_t | mu_{A_t})
   the score of step t's reward (a reward of the leader shortens the remaining
   time, a challenger's lengthens it), and c_t, the rule's score of step t's own
-  choice (for the reward's columns summed over the rule's parameters and their
-  entries; for a parameter's columns, that entry's own; 0 for a deterministic
-  rule), known one step later, so added then (`prev_*`). S_t and phi_t are known before step t's choice
-  and reward, so each column has mean 0."""
+  choice (in the reward's columns summed over the rule's parameters and their
+  entries, in a parameter's columns that entry's own; 0 for a deterministic rule),
+  known one step later, so added then (`prev_*`). S_t and phi_t are known before
+  step t's choice and reward, so each column has mean 0."""
   scores, stats = lane.scores, lane.stats
   now = reward_score(family, stats, lane.means, scores.running)
   policy_now = policy_score(rule, lane.rule_state)
