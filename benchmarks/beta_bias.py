@@ -16,6 +16,7 @@ import jax
 import numpy as np
 
 import jbai
+from beta_variance import crn_differences
 from gradients import BETA_CASES, DELTAS
 
 HS = (0.05, 0.1, 0.2)
@@ -30,12 +31,7 @@ def main(trials: int, seed: int = 11) -> None:
     for family, means in BETA_CASES:
       rule = jbai.rules.get(name, beta=0.5)
       key = jax.random.key(seed)
-      d = {}
-      for h in HS:
-        tau = [np.asarray(jbai.rollout(key, family, np.asarray(means), rule, DELTAS, trials,
-                                       params={"beta": 0.5 + s * h}, scores=False).tau,
-                          np.float64) for s in (1, -1)]
-        d[h] = (tau[0] - tau[1]) / (2 * h)
+      d = {h: crn_differences(key, family, means, rule, DELTAS, trials, h)[0] for h in HS}
       ci = lambda x: 1.96 * x.std(axis=0, ddof=1) / np.sqrt(trials)
       for j, delta in enumerate(DELTAS):
         bias = (d[0.2][:, j] - d[0.1][:, j]) / 3

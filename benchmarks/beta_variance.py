@@ -25,6 +25,17 @@ from jbai.core.estimate import cross_fitted
 from jbai.core.lane import N_FEATURES
 
 
+def crn_differences(key, family, means, rule, delta, trials: int, h: float) -> tuple:
+  """Per-trial central differences (tau(beta + h) - tau(beta - h)) / 2h, both runs
+  with `key`: (differences [trials, ...], mean simulated steps of the pair per
+  trial, share of pairs whose stopping times differ)."""
+  runs = [jbai.rollout(key, family, np.asarray(means), rule, delta, trials,
+                       params={"beta": 0.5 + s * h}, scores=False) for s in (1, -1)]
+  t = [np.asarray(r.tau, np.float64) for r in runs]
+  steps = sum(float(np.mean(np.asarray(r.steps))) for r in runs)
+  return (t[0] - t[1]) / (2 * h), steps, float(np.mean(t[0] != t[1]))
+
+
 def main(family, means, rule_name, delta, trials, hs, seed=0):
   rule = jbai.rules.get(rule_name, beta=0.5)
   key = jax.random.key(seed)
@@ -47,14 +58,11 @@ def main(family, means, rule_name, delta, trials, hs, seed=0):
     print(f"| {label} | {g:.0f} +- {1.96 * se:.0f} | {var:.3g} | {steps:.0f} | {var * steps:.3g} |")
   diffs = {}
   for h in hs:
-    runs = [jbai.rollout(jax.random.fold_in(key, 1), family, np.asarray(means), rule, delta,
-                         trials, params={"beta": 0.5 + s * h}) for s in (1, -1)]
-    t = [np.asarray(r.tau, np.float64) for r in runs]
-    d = (t[0] - t[1]) / (2 * h)
-    st = sum(float(np.mean(np.asarray(r.steps))) for r in runs)
+    d, st, differ = crn_differences(jax.random.fold_in(key, 1), family, means, rule, delta,
+                                    trials, h)
     diffs[h] = (d, st)
     var = d.var(ddof=1)
-    print(f"| FD, CRN, h = {h:g} ({np.mean(t[0] != t[1]):.0%} of pairs differ) | "
+    print(f"| FD, CRN, h = {h:g} ({differ:.0%} of pairs differ) | "
           f"{d.mean():.0f} +- {1.96 * np.sqrt(var / trials):.0f} | {var:.3g} | {st:.0f} | "
           f"{var * st:.3g} |")
   # Every h runs with the same key, so the differences at h and 2h share their

@@ -61,15 +61,29 @@ Z95 = 1.96
 
 
 def _run(c, key, theta, n):
-  """One run of n trials of the design softmax(theta): (mean tau, simulated steps)."""
+  """One run of n trials of the design softmax(theta): (tau [n], simulated steps)."""
   r = jbai.rollout(key, c["family"], np.asarray(c["means"]), jbai.rules.static(), c["delta"],
                    n, params={"logits": jnp.asarray(theta, jnp.float32)}, scores=False)
-  return float(np.mean(np.asarray(r.tau))), int(np.sum(np.asarray(r.steps)))
+  return np.asarray(r.tau, np.float64), int(np.sum(np.asarray(r.steps)))
+
+
+def descend(c: dict, key, learning_rate: float, gradient) -> tuple:
+  """Adam from the uniform design on gradient(theta, key_i) -> (g, simulated steps):
+  (iterates, simulated steps)."""
+  opt = optax.adam(learning_rate)
+  theta = jnp.zeros(len(c["means"]), jnp.float32)
+  state, path, steps = opt.init(theta), [], 0
+  for i in range(c["steps"]):
+    g, n = gradient(theta, jax.random.fold_in(key, i))
+    steps += int(n)
+    updates, state = opt.update(jnp.asarray(g, jnp.float32), state)
+    theta = theta + updates
+    path.append(np.asarray(theta))
+  return path, steps
 
 
 def adam(c: dict, key, learning_rate: float) -> tuple:
   """Adam on the likelihood-ratio gradient: (iterates, simulated steps)."""
-  k = len(c["means"])
   means = jnp.asarray(c["means"], jnp.float32)
 
   def value(theta, key):
@@ -77,38 +91,22 @@ def adam(c: dict, key, learning_rate: float) -> tuple:
                       params={"logits": theta})
     return e.mean_tau, jnp.sum(e.trials.steps)
 
-  grad = jax.jit(jax.grad(value, has_aux=True))
-  opt = optax.adam(learning_rate)
-  theta = jnp.zeros(k, jnp.float32)
-  state, path, steps = opt.init(theta), [], 0
-  for i in range(c["steps"]):
-    g, n = grad(theta, jax.random.fold_in(key, i))
-    steps += int(n)
-    updates, state = opt.update(g, state)
-    theta = theta + updates
-    path.append(np.asarray(theta))
-  return path, steps
+  return descend(c, key, learning_rate, jax.jit(jax.grad(value, has_aux=True)))
 
 
 def spsa(c: dict, key, learning_rate: float) -> tuple:
   """Adam on simultaneous-perturbation gradients with common random numbers."""
   k = len(c["means"])
-  opt = optax.adam(learning_rate)
-  theta = jnp.zeros(k, jnp.float32)
-  state, path, steps = opt.init(theta), [], 0
-  for i in range(c["steps"]):
-    key_i = jax.random.fold_in(key, i)
+
+  def gradient(theta, key_i):
     d = np.where(np.asarray(jax.random.bernoulli(jax.random.fold_in(key_i, 1), 0.5, (k,))),
                  1.0, -1.0)
     run_key = jax.random.fold_in(key_i, 2)  # the same at both points
     (up, s_up), (down, s_down) = (_run(c, run_key, theta + s * c["spsa_c"] * d,
                                        c["trials"] // 2) for s in (1, -1))
-    steps += s_up + s_down
-    g = (up - down) / (2 * c["spsa_c"]) * d
-    updates, state = opt.update(jnp.asarray(g, jnp.float32), state)
-    theta = theta + updates
-    path.append(np.asarray(theta))
-  return path, steps
+    return (up.mean() - down.mean()) / (2 * c["spsa_c"]) * d, s_up + s_down
+
+  return descend(c, key, learning_rate, gradient)
 
 
 def random_search(c: dict, key, budget: int) -> tuple:
@@ -122,48 +120,43 @@ def random_search(c: dict, key, budget: int) -> tuple:
                                           minval=-c["box"], maxval=c["box"]))
     tau, s = _run(c, jax.random.fold_in(key_i, 2), theta, c["trials"])
     steps, i = steps + s, i + 1
-    if tau < best_tau:
-      best, best_tau = theta, tau
+    if tau.mean() < best_tau:
+      best, best_tau = theta, tau.mean()
   return best, steps, i
 
 
-def evaluate(c: dict, key, theta) -> dict:
+def evaluate(c: dict, key, theta, gamma_star: float) -> dict:
   """A design's E[tau] on fresh trials and its efficiency Gamma(nu, w) / Gamma(nu)."""
   w = np.asarray(jax.nn.softmax(jnp.asarray(theta, jnp.float32)), np.float64)
-  r = jbai.rollout(key, c["family"], np.asarray(c["means"]), jbai.rules.static(), c["delta"],
-                   c["check_trials"], params={"logits": jnp.asarray(theta, jnp.float32)},
-                   scores=False)
-  tau = np.asarray(r.tau, np.float64)
-  family = jbai.families.get(c["family"])
-  means = np.asarray(c["means"], np.float64)
-  _, gamma_star, _ = jbai.oracle.optimal_allocation(family, means, method="exact")
-  lower, _ = jbai.oracle.gamma_bounds(family, means, w)
+  tau, _ = _run(c, key, theta, c["check_trials"])
+  lower, _ = jbai.oracle.gamma_bounds(jbai.families.get(c["family"]),
+                                      np.asarray(c["means"], np.float64), w)
   return {"tau": tau.mean(), "tau_ci": Z95 * tau.std(ddof=1) / np.sqrt(len(tau)),
-          "efficiency": float(lower) / float(gamma_star), "w": w}
+          "efficiency": float(lower) / gamma_star, "w": w}
 
 
 def compare(c: dict, key) -> list:
   """One comparison: rows (method, learning rate, evaluation, simulated steps)."""
   k_adam, k_spsa, k_random, k_check = (jax.random.fold_in(key, i) for i in range(4))
+  w_star, gamma_star, _ = jbai.oracle.optimal_allocation(
+      c["family"], np.asarray(c["means"], np.float64), method="exact")
+  check = lambda theta: evaluate(c, k_check, theta, float(gamma_star))
   rows = []
   for method, optimise, k in (("adam", adam, k_adam), ("spsa", spsa, k_spsa)):
     for rate in c["learning_rates"]:
       t0 = time.perf_counter()
       path, steps = optimise(c, k, rate)
       rows.append({"method": method, "learning_rate": rate, "steps": steps,
-                   **evaluate(c, k_check, np.mean(path[-c["average"]:], axis=0)),
+                   **check(np.mean(path[-c["average"]:], axis=0)),
                    "seconds": time.perf_counter() - t0})
   t0 = time.perf_counter()
   best, steps, samples = random_search(c, k_random, max(r["steps"] for r in rows))
   rows.append({"method": f"random ({samples} samples)", "learning_rate": None,
-               "steps": steps, **evaluate(c, k_check, best),
-               "seconds": time.perf_counter() - t0})
-  w_star, _, _ = jbai.oracle.optimal_allocation(c["family"], np.asarray(c["means"]),
-                                                method="exact")
+               "steps": steps, **check(best), "seconds": time.perf_counter() - t0})
   for name, theta in (("uniform", np.zeros(len(c["means"]))),
                       ("w*", np.log(np.asarray(w_star)))):
-    rows.append({"method": name, "learning_rate": None, "steps": 0,
-                 **evaluate(c, k_check, theta), "seconds": 0.0})
+    rows.append({"method": name, "learning_rate": None, "steps": 0, **check(theta),
+                 "seconds": 0.0})
   return rows
 
 

@@ -305,18 +305,22 @@ def monte_carlo(trials: Rollout, scalar_delta: bool, dtype=None,
   squeeze = (lambda a: a[0]) if scalar_delta else (lambda a: a)
   # Per parameter: the score [n, D, P], and for "causal" the causal score [n, D, P]
   # and the control variates [n, D, P, F].
-  # A rule's parameter of shape P enters flattened ([n, D, prod P]) and leaves in its shape.
+  # A rule's parameter of shape P enters flattened ([n, D, (C,) prod P]) and leaves in
+  # its shape.
   lead = 1 if scalar_delta else 2
   shapes = {k: jnp.shape(v)[lead:] for k, v in trials.policy_score.items()}
-  flat = lambda a: per_delta(a).reshape(per_delta(a).shape[:2] + (-1,))
+
+  def flat(a, kept=2):
+    a = per_delta(a)
+    return a.reshape(a.shape[:kept] + (-1,))
+
   scores = {"means": per_delta(trials.reward_score)}
   scores.update({k: flat(v) for k, v in trials.policy_score.items()})
   if estimator == "causal":
     causal = {"means": per_delta(trials.causal_score)}
     causal.update({k: flat(v) for k, v in trials.causal_policy_score.items()})
     cvs = {"means": jnp.swapaxes(per_delta(trials.score_cv), -1, -2)}
-    cvs.update({k: jnp.swapaxes(per_delta(v).reshape(per_delta(v).shape[:3] + (-1,)), -1, -2)
-                for k, v in trials.policy_score_cv.items()})
+    cvs.update({k: jnp.swapaxes(flat(v, 3), -1, -2) for k, v in trials.policy_score_cv.items()})
   out = {}
   for label, f in (("tau", trials.tau), ("error", ~jnp.asarray(trials.correct))):
     f = per_delta(f)
