@@ -111,6 +111,29 @@ def test_finite_difference_in_a_runtime_parameter():
                            8, wrt="beta", h=0.1)
 
 
+def test_richardson_corrects_every_trial_by_the_first_quarter():
+  """finite_difference(extrapolate=True) is mean(D(h)) - mean((D(2h) - D(h)) / 3),
+  the second mean over the first ceil(n / 4) trials, which the runs at x +- 2h
+  share with those at x +- h (trial j is the same at any n_trials)."""
+  from jbai.core.estimate import BIAS_SHARE
+  key, means, n, h = jax.random.key(1), jnp.array([1.0, 0.6, 0.5, 0.3]), 22, 0.1
+  m = -(-n // BIAS_SHARE)
+  args = (key, "gaussian", means, "t3c", [1e-1, 1e-3])
+  tau = lambda beta, trials: np.asarray(jbai.rollout(*args, trials, params={"beta": beta},
+                                                     scores=False).tau, np.float64)
+  d1 = (tau(0.5 + h, n) - tau(0.5 - h, n)) / (2 * h)
+  d2 = (tau(0.5 + 2 * h, m) - tau(0.5 - 2 * h, m)) / (4 * h)
+  assert np.array_equal(tau(0.5 + h, m), tau(0.5 + h, n)[:m])
+  terms = d1.copy()
+  terms[:m] -= n / m * (d2 - d1[:m]) / 3
+  fd = jbai.finite_difference(*args, n, wrt="beta", h=h, extrapolate=True)
+  np.testing.assert_allclose(fd.mean_tau, d1.mean(0) - ((d2 - d1[:m]) / 3).mean(0), rtol=1e-5)
+  np.testing.assert_allclose(fd.mean_tau_se, terms.std(0, ddof=1) / np.sqrt(n), rtol=1e-4)
+  plain = jbai.finite_difference(*args, n, wrt="beta", h=h)
+  np.testing.assert_allclose(plain.mean_tau, d1.mean(0), rtol=1e-5)
+  assert np.all(fd.mean_tau != plain.mean_tau)
+
+
 def test_cli_grad_prints_gradients_next_to_the_oracle(capsys):
   from jbai import cli
   code = cli.main(["grad", "--means", "-1,-1.5,-2", "--rule", "tcb", "--delta", "0.01",
@@ -256,7 +279,8 @@ def test_cli_grad_in_beta_and_eps_with_each_estimator(capsys):
     assert out["wrt"] == "beta" and out["estimator"] == estimator
     assert len(out["grad_mean_tau"]) == len(out["grad_mean_tau_se"]) == 1
     assert np.isfinite(out["grad_mean_tau"][0]) and out["grad_mean_tau_se"][0] > 0
-    runs = {"fd": 3, "richardson": 5}.get(estimator, 1)  # the run with scores, then the points
+    # the run with scores, then the points (Richardson's at beta +- 2h on a quarter)
+    runs = {"fd": 3, "richardson": 3.5}.get(estimator, 1)
     assert out["simulated_steps"] >= 200 * runs
   assert cli.main(base + ["--rule", "tcb", "--eps", "0.5", "--wrt", "eps",
                           "--estimator", "fd", "--h", "0.2"]) == 0

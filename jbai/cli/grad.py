@@ -53,7 +53,8 @@ def add_grad_args(p):
   p.add_argument("--estimator", default="auto", choices=ESTIMATORS,
                  help="causal or score: likelihood-ratio estimators; fd: central finite "
                  "differences with common random numbers (needed for eps), bias O(h^2); "
-                 "richardson: fd at h and 2h extrapolated, bias O(h^4); auto (default): "
+                 "richardson: fd at h and 2h (on a quarter of the trials) extrapolated, bias "
+                 "O(h^4); auto (default): "
                  "causal for the means, richardson for beta, fd for eps")
   p.add_argument("--h", type=float, default=None,
                  help="half-step of fd and richardson (default 0.1 for beta, 0.02 for the "
