@@ -22,7 +22,7 @@ import jax
 import numpy as np
 
 import jbai
-from jbai.core.estimate import BIAS_SHARE, cross_fitted
+from jbai.core.estimate import BIAS_SHARE, bias_trials, cross_fitted, richardson_terms
 from jbai.core.lane import N_FEATURES
 
 
@@ -69,17 +69,15 @@ def main(family, means, rule_name, delta, trials, hs, seed=0):
   # Every h runs with the same key, so the differences at h and 2h share their
   # randomness: (FD(2h) - FD(h)) / 3 estimates FD(h)'s O(h^2) bias precisely, and
   # (4 FD(h) - FD(2h)) / 3 removes it (bias O(h^4), four runs). jbai.finite_difference
-  # (extrapolate=True) estimates that correction on the first trials / BIAS_SHARE
-  # only (trial j is the same at any n_trials), weighted BIAS_SHARE.
-  m = -(-trials // BIAS_SHARE)
+  # (extrapolate=True) estimates that correction on the first bias_trials(trials)
+  # only (trial j is the same at any n_trials), weighted trials / bias_trials(trials).
   for h in hs:
     if 2 * h not in diffs:
       continue
     (d1, s1), (d2, s2) = diffs[h], diffs[2 * h]
     for label, k in (("correction on all", trials),
-                     (f"correction on 1/{BIAS_SHARE}, the default", m)):
-      r = d1.copy()
-      r[:k] -= trials / k * (d2 - d1)[:k] / 3
+                     (f"correction on 1/{BIAS_SHARE}, the default", bias_trials(trials))):
+      r = np.asarray(richardson_terms(d1, d2[:k]), np.float64)
       var = r.var(ddof=1)
       steps = s1 + s2 * k / trials
       print(f"| Richardson, h = {h:g}, {label} | {r.mean():.0f} +- "

@@ -106,25 +106,27 @@ def slope(rule: str, beta: float, c: dict, key) -> tuple:
   return float(fd.mean_tau), float(fd.mean_tau_se)
 
 
+def taus(rule: str, beta: float, c: dict, key, trials: int) -> np.ndarray:
+  """The stopping times of `trials` trials at beta (a runtime parameter: one
+  compiled program per trial count)."""
+  res = jbai.rollout(key, c["family"], np.asarray(c["means"]), jbai.rules.get(rule, beta=0.5),
+                     c["delta"], trials, params={"beta": beta}, scores=False)
+  return np.asarray(res.tau, np.float64)
+
+
 def gap(rule: str, beta: float, beta_star: float, c: dict, key) -> tuple:
   """E[tau] at beta minus E[tau] at beta*, per trial with common random numbers:
   (mean, standard error)."""
-  tau = [np.asarray(jbai.rollout(key, c["family"], np.asarray(c["means"]),
-                                 jbai.rules.get(rule, beta=0.5), c["delta"], c["check_trials"],
-                                 params={"beta": b}, scores=False).tau, np.float64)
-         for b in (beta, beta_star)]
-  d = tau[0] - tau[1]
+  d = taus(rule, beta, c, key, c["check_trials"]) - taus(rule, beta_star, c, key,
+                                                         c["check_trials"])
   return float(d.mean()), float(d.std(ddof=1) / np.sqrt(d.size))
 
 
 def grid(rule: str, c: dict, key) -> list:
-  """E[tau] and its standard error at each beta of the grid (beta a runtime
-  parameter: the finite difference's program when grid_trials equals its trials)."""
+  """E[tau] and its standard error at each beta of the grid."""
   out = []
   for b in c["grid"]:
-    res = jbai.rollout(key, c["family"], np.asarray(c["means"]), jbai.rules.get(rule, beta=0.5),
-                       c["delta"], c["grid_trials"], params={"beta": b}, scores=False)
-    tau = np.asarray(res.tau, np.float64)
+    tau = taus(rule, b, c, key, c["grid_trials"])
     out.append((b, tau.mean(), tau.std(ddof=1) / np.sqrt(tau.size)))
   return out
 

@@ -344,6 +344,25 @@ def monte_carlo(trials: Rollout, scalar_delta: bool, dtype=None,
 BIAS_SHARE = 4  # Richardson's runs at x +- 2h take one trial in BIAS_SHARE
 
 
+def bias_trials(n_trials: int) -> int:
+  """The trials of Richardson's runs at x +- 2h: the first ceil(n / BIAS_SHARE), at
+  least 2 (and at most n)."""
+  return min(n_trials, max(2, -(-n_trials // BIAS_SHARE)))
+
+
+def richardson_terms(d_h: jax.Array, d_2h: jax.Array) -> jax.Array:
+  """Per-trial terms of Richardson's extrapolation D(h) - (D(2h) - D(h)) / 3, from
+  D(h) on n trials [n, ...] and D(2h) on the first m of them [m, ...].
+
+  The correction, D(h)'s h^2 term, is weighted n / m on those m trials, so that
+  the mean of the n terms is mean(D(h)) minus the correction's mean over the m.
+  The standard deviation of the terms pools the two groups (their means differ by
+  n / m times the h^2 term: slightly conservative)."""
+  d_h, d_2h = jnp.asarray(d_h), jnp.asarray(d_2h)
+  n, m = d_h.shape[0], d_2h.shape[0]
+  return d_h.at[:m].add(-(n / m) * (d_2h - d_h[:m]) / 3)
+
+
 def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
                       wrt, h: float, threshold=None, max_steps=1_000_000, *,
                       params: Optional[dict] = None,
@@ -359,7 +378,7 @@ def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
   With `extrapolate`, Richardson's extrapolation D(h) - (D(2h) - D(h)) / 3 = (4 D(h)
   - D(2h)) / 3: the h^2 term cancels, and the bias is O(h^4). Trial j of a run
   with the same key is the same at any n_trials, so the runs at x +- 2h take only
-  the first m = ceil(n / BIAS_SHARE) trials: the correction (D(2h) - D(h)) / 3 is
+  the first m = ceil(n / BIAS_SHARE) trials (`bias_trials`): the correction (D(2h) - D(h)) / 3 is
   estimated on those m (its per-trial variance is about 6% of D(h)'s, since D(h)
   and D(2h) share their randomness) and D(h) on all n. In a top-two rule's beta at
   h = 0.1, D(h)'s bias is about 4% of the gradient, larger than its standard error
@@ -383,7 +402,7 @@ def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
     params: the rule's runtime parameters {name: value}.
     lanes: size of the lane pool (static).
     extrapolate: Richardson's extrapolation from x +- h (n_trials) and x +- 2h
-      (the first ceil(n_trials / BIAS_SHARE) of them, at least 2).
+      (the first `bias_trials(n_trials)` of them; `richardson_terms`).
 
   Returns:
     A `Difference`.
@@ -407,22 +426,14 @@ def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
     return rollout(key, family, m, rule, delta, trials, threshold, max_steps, params=p,
                    lanes=lanes, scores=False)
 
-  n, m = n_trials, min(n_trials, max(2, -(-n_trials // BIAS_SHARE)))
-  runs = {s * h: run(s * h, n) for s in (1, -1)}
+  runs = {s * h: run(s * h, n_trials) for s in (1, -1)}
   if extrapolate:
-    runs.update({s * 2 * h: run(s * 2 * h, m) for s in (1, -1)})
+    runs.update({s * 2 * h: run(s * 2 * h, bias_trials(n_trials)) for s in (1, -1)})
 
   def difference(f):
     central = lambda x: (f(runs[x]).astype(means.dtype) - f(runs[-x]).astype(means.dtype)) / (2 * x)
-    d = central(h)  # [n, (D)]
-    if extrapolate:
-      # D(h)'s h^2 term, (D(2h) - D(h)) / 3, on the first m trials, weighted n / m so
-      # that the mean of the n terms is mean(D(h)) minus its mean over those m. The
-      # standard error pools the two groups of terms (their means differ by n / m
-      # times the h^2 term: slightly conservative).
-      correction = (central(2 * h) - d[:m]) / 3
-      d = d.at[:m].add(-(n / m) * correction)
-    return jnp.mean(d, axis=0), jnp.std(d, axis=0, ddof=1) / jnp.sqrt(n)
+    d = richardson_terms(central(h), central(2 * h)) if extrapolate else central(h)
+    return jnp.mean(d, axis=0), jnp.std(d, axis=0, ddof=1) / jnp.sqrt(n_trials)
 
   tau, tau_se = difference(lambda r: r.tau)
   err, err_se = difference(lambda r: ~r.correct)
