@@ -12,9 +12,11 @@ The flat public API:
   jbai.trace(key, family, means, rule, horizon, n_trials)
   jbai.transport_cost, jbai.gamma
   jbai.enable_compilation_cache()
+  jbai.use_cpu_cores()   (one JAX device per CPU core: call before any JAX computation)
 
 Importing jbai changes no global setting: JAX's configuration, caches and
-logging are left as they are (`enable_compilation_cache` is an opt-in).
+logging are left as they are (`enable_compilation_cache` and `use_cpu_cores`
+are opt-ins).
 """
 
 from jbai import families, oracle, rules, stops, thresholds
@@ -23,6 +25,7 @@ from jbai.core.lane import stopping_statistic
 from jbai.core.rollout import Rollout, rollout
 from jbai.families import Family
 from jbai.host.caches import enable_compilation_cache
+from jbai.host.cores import use_cpu_cores
 from jbai.host.simulate import Result, simulate
 from jbai.host.trace import Trace, trace
 from jbai.rules import Rule
@@ -36,4 +39,4 @@ __all__ = ["ArmStats", "Difference", "Estimate", "Family", "Result", "Rollout", 
            "Threshold", "Trace", "arm_stats", "enable_compilation_cache", "estimate",
            "families", "finite_difference", "gamma", "golden_section", "oracle",
            "pair_costs", "rollout", "rules", "simulate", "stopping_statistic", "stops",
-           "thresholds", "trace", "transport_cost"]
+           "thresholds", "trace", "transport_cost", "use_cpu_cores"]

@@ -20,7 +20,14 @@ import pytest
 jax.config.update("jax_enable_x64", True)
 
 import jbai  # noqa: E402 (jbai is imported once float64 is on)
-from jbai.host import caches, memory_maps  # noqa: E402
+from jbai.host import caches, cores, memory_maps  # noqa: E402
+
+# One CPU device per xdist worker, one thread each (`jbai.use_cpu_cores`), so that
+# workers x devices <= cores: `-n auto` starts one worker per core. The command
+# lines that tests run in subprocesses take one device too ($JBAI_DEVICES); a test
+# of several devices asks for them.
+jbai.use_cpu_cores(1)
+os.environ[cores.ENV_DEVICES] = "1"
 
 # JAX's persistent compilation cache, as the command line has it, in a directory of the
 # suite's own and without a cap: JAX's size cap scans the directory at every write,

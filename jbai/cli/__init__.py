@@ -33,10 +33,11 @@ OUT ending in .npz, the summary goes to OUT's stem + .json).
 """
 
 import argparse
+import os
 import sys
 
-from jbai.cli.args import (DEFAULT_RUN, Parser, UsageError, add_family_args,
-                           add_output_args, add_rule_args, add_run_args, count,
+from jbai.cli.args import (DEFAULT_RUN, Parser, UsageError, add_device_args,
+                           add_family_args, add_output_args, add_rule_args, add_run_args, count,
                            delta_list, join_negative_values, name_list, number,
                            number_list)
 from jbai.cli.grad import add_grad_args, cmd_grad, grad_records
@@ -72,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
   sub = parser.add_subparsers(dest="command")
 
   p = sub.add_parser("run", help="simulate BAI algorithms (the main job)")
-  for add in (add_family_args, add_rule_args, add_run_args):
+  for add in (add_family_args, add_rule_args, add_run_args, add_device_args):
     add(p)
   add_output_args(p, "also write the JSON here, the per-trial arrays next to it as "
                   ".npz (OUT.npz names the arrays, the JSON going to OUT.json), and "
@@ -89,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
 
   p = sub.add_parser("grad", help="E[tau] and P(error) with their gradients in the means "
                      "(likelihood ratio), next to the gradient of T*(nu) log(1/delta)")
-  for add in (add_family_args, add_rule_args, add_run_args, add_grad_args):
+  for add in (add_family_args, add_rule_args, add_run_args, add_grad_args, add_device_args):
     add(p)
   add_output_args(p, "also write the JSON here")
   p.set_defaults(func=cmd_grad)
@@ -99,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
   p.add_argument("--delta", type=delta_list, default=DEFAULT_RUN["delta"])
   p.add_argument("--method", default="exact", choices=["exact", "optax"])
   p.add_argument("--json", action="store_true")
+  add_device_args(p)
   p.set_defaults(func=cmd_oracle)
 
   p = sub.add_parser("rules", help="list the sampling rules")
@@ -108,9 +110,27 @@ def build_parser() -> argparse.ArgumentParser:
   p.add_argument("--scale", default="smoke", choices=["smoke", "paper"])
   p.add_argument("--only", default=None, help="run only this experiment")
   p.add_argument("--out", default="results", help="output folder")
+  add_device_args(p)
   p.set_defaults(func=cmd_reproduce)
   parser.set_defaults(commands=tuple(sub.choices))
   return parser
+
+
+def use_devices(args) -> None:
+  """JAX's CPU devices for this command (`jbai.use_cpu_cores`): --devices, else
+  $JBAI_DEVICES, else one per usable core. A device count that was not asked for
+  is left as it is when JAX has already started (`main` called in a process that
+  has run JAX: a notebook, the tests)."""
+  from jbai.host import cores
+  n = getattr(args, "devices", None)
+  if n is None and os.environ.get(cores.ENV_DEVICES, "").strip():
+    n = cores.check_devices(os.environ[cores.ENV_DEVICES], f"${cores.ENV_DEVICES}")
+  if n is None and cores.backend_started():
+    return
+  try:
+    cores.use_cpu_cores(n)
+  except RuntimeError as e:
+    raise ValueError(str(e)) from None
 
 
 def main(argv=None) -> int:
@@ -118,7 +138,8 @@ def main(argv=None) -> int:
 
   JAX's persistent compilation cache is turned on first
   (`jbai.enable_compilation_cache`): a command compiles its programs once per
-  machine, not once per process.
+  machine, not once per process. Then JAX gets one CPU device per usable core
+  (`use_devices`): each runs a pool of lanes.
   """
   from jbai.host.caches import enable_compilation_cache
   enable_compilation_cache()
@@ -131,6 +152,8 @@ def main(argv=None) -> int:
     if not argv or argv[0] not in commands + ("-h", "--help"):
       argv = ["run"] + argv  # `jbai` and `jbai --rule tcb` mean `jbai run ...`
     args = parser.parse_args(argv)
+    if args.command != "rules":
+      use_devices(args)
     return args.func(args)
   except SystemExit as e:  # --help
     return e.code if isinstance(e.code, int) else 0
@@ -151,7 +174,7 @@ def main(argv=None) -> int:
 
 
 __all__ = ["DEFAULT_RUN", "EXIT_INTERRUPTED", "Parser", "Plan", "Run", "TrialLog",
-           "UsageError", "build_parser", "check_combinations", "cmd_grad", "cmd_oracle",
+           "UsageError", "build_parser", "use_devices", "check_combinations", "cmd_grad", "cmd_oracle",
            "cmd_reproduce", "cmd_rules", "cmd_run", "count", "family_from_args",
            "grad_records", "join_negative_values", "main", "name_list", "number",
            "number_list", "plan_command", "plan_runs", "rule_refusal"]

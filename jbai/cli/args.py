@@ -193,6 +193,13 @@ def add_run_args(p):
                  help="steps between progress reports and saves of finished trials")
 
 
+def add_device_args(p):
+  """--devices: JAX's CPU devices, one pool of lanes each (`jbai.use_cpu_cores`)."""
+  p.add_argument("--devices", type=positive_count, default=None,
+                 help="CPU devices to run on, one pool of lanes each (default: $JBAI_DEVICES, "
+                 "else one per usable core; results do not depend on it)")
+
+
 def add_output_args(p, out_help: str):
   """--json, --out (`out_help` says what it writes), --progress."""
   p.add_argument("--json", action="store_true",

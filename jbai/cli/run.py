@@ -57,7 +57,8 @@ def run_summary(res, d: int = 0) -> dict:
   """The JSON record of one delta of a complete run."""
   out = dict(res.summary[d])
   out.update({k: res.stats[k] for k in ("wall_seconds", "compile_seconds", "utilisation",
-                                        "useful_steps", "rule", "family", "threshold")})
+                                        "useful_steps", "devices", "rule", "family",
+                                        "threshold")})
   out["steps_per_second"] = (res.stats["timed_useful_steps"] / res.stats["wall_seconds"]
                              if res.stats["wall_seconds"] > 0 else None)
   out["complete"] = True

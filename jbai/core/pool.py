@@ -28,7 +28,7 @@ from jbai.rules.base import Rule
 
 REFILL_EVERY = 8  # steps between writing results and refilling finished lanes
 SHRINK = 8        # the tail's pool has 1/SHRINK of the lanes ...
-MIN_LANES = 4     # ... and at least MIN_LANES
+MIN_LANES = 4     # ... and at least MIN_LANES (`smaller_pool`)
 UNROLL_CPU = 1          # steps per iteration of the chunk's loop on a CPU ...
 UNROLL_ACCELERATOR = 8  # ... and on an accelerator (`default_unroll`)
 
@@ -210,12 +210,19 @@ def compact(pool: Pool, n_lanes: int) -> Pool:
   return Pool(lanes, _empty_slots(lanes, n_slots(n_lanes)), zero, pool.next_trial, zero, zero)
 
 
+def smaller_pool(n_lanes: int) -> int:
+  """The tail's next pool size after n_lanes: SHRINK times fewer lanes, at least
+  MIN_LANES (n_lanes itself when it is no larger)."""
+  return min(n_lanes, max(n_lanes // SHRINK, MIN_LANES))
+
+
 def pool_sizes(n_lanes: int) -> list:
-  """The pool sizes a run moves through: n_lanes, then SHRINK times fewer, while at
-  least MIN_LANES."""
+  """The pool sizes a run moves through: n_lanes, then SHRINK times fewer each
+  time, down to MIN_LANES (a step of a few lanes costs about as long as one of
+  a single lane: the last, longest trials end on MIN_LANES lanes)."""
   sizes = [n_lanes]
-  while sizes[-1] // SHRINK >= MIN_LANES:
-    sizes.append(sizes[-1] // SHRINK)
+  while smaller_pool(sizes[-1]) < sizes[-1]:
+    sizes.append(smaller_pool(sizes[-1]))
   return sizes
 
 
@@ -236,14 +243,14 @@ def default_lanes(total: int, n_devices: int = 1, platform: Optional[str] = None
   default backend), by measurement (benchmarks/lanes.py, docs/performance.md).
 
   On a CPU: enough to vectorise, few enough that the last, longest trials do not
-  leave most lanes idle (about 32 trials per lane, at most 512), and at least 32
-  lanes once there are 256 trials: below that a step costs mostly the per-kernel
-  overhead (benchmarks/step_profile.py; 400 trials ran twice as fast on 32 lanes
-  as on 12, docs/performance.md). On an
-  accelerator a step costs about the same for a few lanes as for thousands, so
-  the pool is large (2 trials per lane, at most 16384).
+  leave most lanes idle (about 16 trials per lane, at most 512: the tail moves
+  down to `MIN_LANES` lanes, so a wide pool costs little at the end), and at
+  least 32 lanes once there are 256 trials: below that a step costs mostly the
+  per-kernel overhead (benchmarks/step_profile.py, benchmarks/lanes.py,
+  docs/performance.md). On an accelerator a step costs about the same for a few
+  lanes as for thousands, so the pool is large (2 trials per lane, at most 16384).
   """
   per_device = -(-total // n_devices)
   if (platform or jax.default_backend()) == "cpu":
-    return int(min(512, max(8, min(32, per_device // 8), per_device // 32)))
+    return int(min(512, max(8, min(32, per_device // 8), per_device // 16)))
   return int(min(16384, max(8, per_device // 2)))

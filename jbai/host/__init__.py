@@ -5,6 +5,7 @@
   programs.py     the chunk program sharded over devices and hosts
   summary.py      mean tau and error rate with 95% intervals, T*(nu), the ratio
   caches.py       JAX's persistent compilation cache, opt-in
+  cores.py        one JAX device per CPU core, opt-in (`use_cpu_cores`)
   memory_maps.py  keeps a process under Linux's limit on memory mappings
   io.py           atomic writes, a JSON-lines store of records, progress lines
 """

@@ -142,9 +142,10 @@ def _run(program, compiled, pool, config, total, out, seen, n_lanes, per_device,
 
   `compiled` is program(n_lanes), the first pool's (program, sharding).
 
-  The tail: once every trial has started and at most n_lanes / SHRINK lanes
-  still run, they move to a pool SHRINK times smaller (one more compiled
-  program, so only once the run has lasted `shrink` times its compilation).
+  The tail: once every trial has started and at most `smaller_pool(n_lanes)`
+  lanes still run (n_lanes / SHRINK, at least MIN_LANES), they move to a pool of
+  that size (one more compiled program, so only once the run has lasted `shrink`
+  times its compilation).
   """
   fn, sharding = compiled
   timing, sizes = _Timing(), [n_lanes]
@@ -170,8 +171,8 @@ def _run(program, compiled, pool, config, total, out, seen, n_lanes, per_device,
       break
     if n_steps == 0:
       raise RuntimeError("simulation made no progress")  # defensive: a bug
-    small = n_lanes // pool_lib.SHRINK
-    if (shrink is not None and small >= pool_lib.MIN_LANES and
+    small = pool_lib.smaller_pool(n_lanes)
+    if (shrink is not None and small < n_lanes and
         np.all(next_trial >= per_device) and np.max(np.sum(index >= 0, axis=1)) <= small and
         timing.wall >= shrink * timing.compile_s and
         all(x.is_fully_addressable for x in jax.tree.leaves(pool))):
@@ -240,7 +241,8 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
       After jax.distributed.initialize(), pass jax.devices() to use every host's
       devices: each process runs this same call and receives all the results.
     shrink: once every trial has started and at most lanes / SHRINK lanes still
-      run, move them to a pool SHRINK times smaller, so that the last, longest
+      run, move them to a pool SHRINK times smaller (at least MIN_LANES, down to
+      MIN_LANES lanes in the end), so that the last, longest
       trials do not run on a mostly idle pool; on one host, and once the run has
       lasted `shrink` times its compilation time (the smaller pool is one more
       compiled program). None: never. Results do not depend on it.
