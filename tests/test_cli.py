@@ -196,3 +196,21 @@ def test_trial_log_drops_a_truncated_line_and_refuses_another_command(tmp_path):
   with pytest.raises(ValueError, match="another command .*trials=4.*delete"):
     cli.TrialLog(path, {"b": {}})
   assert cli.TrialLog(None, specs).done("a") is None
+
+
+def test_repair_without_out_is_refused_before_anything_runs(capsys):
+  code, out, err = run_cli(capsys, "run", "--repair", "--trials", "5", "--means", "1,0")
+  assert code == 2 and "--repair" in err and "--out" in err and out == ""
+
+
+def test_a_huge_count_is_echoed_as_typed(capsys):
+  code, _, err = run_cli(capsys, "run", "--max-steps", "9223372036854775807",
+                         "--trials", "5", "--means", "1,0")
+  assert code == 2 and "9223372036854775807" in err and "9223372036854775808" not in err
+
+
+def test_json_with_progress_shows_progress_on_stderr(capsys):
+  code, out, err = run_cli(capsys, "run", "--json", "--progress", "--trials", "20",
+                           "--means", "1,0.2", "--delta", "0.1", "--rule", "uniform")
+  assert code == 0 and json.loads(out)["trials"] == 20
+  assert "20/20" in err

@@ -98,7 +98,11 @@ def number(text: str) -> float:
 
 
 def count(text: str) -> int:
-  """A whole number; 1e6 is accepted."""
+  """A whole number; 1e6 is accepted, and digits are read exactly (a float would
+  round 9223372036854775807 up)."""
+  digits = text.strip().replace("_", "")
+  if digits.lstrip("+-").isdigit():
+    return int(digits)
   value = number(text)
   if not (math.isfinite(value) and value == int(value)):
     raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")

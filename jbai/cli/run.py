@@ -33,7 +33,7 @@ def simulate_runs(args, plan, log: TrialLog) -> tuple:
   """
   import jax
   from jbai.host.simulate import simulate
-  show = not args.json and (sys.stderr.isatty() or args.progress)
+  show = args.progress or (not args.json and sys.stderr.isatty())  # on stderr
   delta = plan.deltas[0] if len(plan.deltas) == 1 else plan.deltas
   runs, results = plan.runs, []
   for i, run in enumerate(runs):
@@ -158,6 +158,9 @@ def with_eps_good(plan, eps_good: Optional[float]):
 
 def cmd_run(args) -> int:
   """`jbai run`: returns 0, or EXIT_INTERRUPTED after Ctrl-C."""
+  if getattr(args, "repair", False) and not args.out:
+    raise ValueError("--repair mends the finished-trial file of --out; give --out "
+                     "(nothing to repair without it)")
   paths = checked_outputs(args)  # before anything runs: a bad --out loses no work
   plan = with_eps_good(plan_command(args), getattr(args, "eps_good", None))
   runs, specs = [], {}
