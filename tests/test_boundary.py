@@ -130,3 +130,27 @@ def test_beta_optimal_allocation_under_jit_names_the_pure_one():
   fam = jbai.families.gaussian()
   with pytest.raises(TypeError, match="exact_beta_solve"):
     jax.jit(lambda b: jbai.oracle.beta_optimal_allocation(fam, [1.0, 0.5], b)[1])(0.5)
+
+
+@pytest.mark.parametrize("bad_arm", [3, -1])
+def test_a_users_rule_that_selects_an_arm_out_of_range_is_refused(bad_arm):
+  """On the eager path a user's rule runs on a trial's first steps before anything
+  compiles: an arm outside [0, K) is one error naming the arm and the step."""
+  rule = RoundRobin(init=lambda num_arms: (),
+                    select=lambda key, family, stats, state: (
+                        jnp.where(stats.t < 2, stats.t, bad_arm).astype(jnp.int32), state))
+  for run in (jbai.simulate, jbai.rollout):
+    with pytest.raises(ValueError, match=rf"rule 'RoundRobin' selected arm {bad_arm} at "
+                       r"step 2 of a trial; the arms are 0 to 2"):
+      run(jax.random.key(0), "gaussian", [1.0, 0.0, -0.5], rule, 0.1, 4)
+
+
+def test_jbais_own_rules_are_not_run_by_the_arm_check(monkeypatch):
+  """The check costs jbai's own rules nothing: their select is never called eagerly."""
+  from jbai.core import inputs
+  rule = jbai.rules.tcb()
+  calls = []
+  traced = rule._replace(select=lambda *a: calls.append(1) or rule.select(*a))
+  inputs.check_rule_arms(jbai.families.gaussian(), rule, np.array([1.0, 0.0]))
+  inputs.check_rule_arms(jbai.families.gaussian(), traced, np.array([1.0, 0.0]))
+  assert len(calls) == 4  # only the look-alike, defined here, ran (2 K steps)

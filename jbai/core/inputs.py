@@ -68,6 +68,37 @@ def as_rule(rule) -> Rule:
               pulls=getattr(rule, "pulls", None))
 
 
+USER_RULE_STEPS = 32  # the first steps on which a user's rule's arms are checked
+
+
+def check_rule_arms(family: Family, rule: Rule, means) -> None:
+  """A user's rule (its `select` defined outside jbai) must select arms in [0, K):
+  its select runs eagerly on a trial's first steps (at most USER_RULE_STEPS,
+  rewards drawn at the first instance's means), and an arm out of range is
+  refused naming the arm, the step and the rule. jbai's own rules are not run
+  (their arms are in range by construction): they pay nothing. Under jit the
+  check is `checks=True`'s (not here)."""
+  if getattr(rule.select, "__module__", "").startswith("jbai."):
+    return
+  from jbai.state import empty_stats, observe
+  table = np.asarray(means, float)
+  num_arms = table.shape[-1]
+  first = jnp.asarray(table.reshape(-1, num_arms)[0])
+  stats, state = empty_stats(family, num_arms, first.dtype), rule.init(num_arms)
+  key = jax.random.key(0)
+  for t in range(min(2 * num_arms, USER_RULE_STEPS)):
+    arm, state = rule.select(jax.random.fold_in(key, 2 * t), family, stats, state)
+    arm = np.asarray(arm)
+    if arm.shape != () or not np.issubdtype(arm.dtype, np.integer):
+      raise ValueError(f"rule {rule.name!r}: select must return one integer arm, got "
+                       f"{shown(arm)} (dtype {arm.dtype}) at step {t}")
+    if not 0 <= int(arm) < num_arms:
+      raise ValueError(f"rule {rule.name!r} selected arm {int(arm)} at step {t} of a "
+                       f"trial; the arms are 0 to {num_arms - 1}")
+    reward = family.sample(jax.random.fold_in(key, 2 * t + 1), first[int(arm)])
+    stats = observe(family, stats, jnp.asarray(arm, jnp.int32), reward)
+
+
 def resolve(family, rule, threshold) -> tuple:
   """(Family, Rule, Threshold) from objects or names; raises ValueError where the
   threshold does not apply to the family."""

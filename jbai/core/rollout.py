@@ -159,6 +159,7 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
   dtype = jnp.zeros(()).dtype
   if inputs.concrete(means):
     check_means(family, means, dtype)
+    inputs.check_rule_arms(family, rule, np.asarray(means))
   means = jnp.asarray(means, dtype)
   if means.ndim not in (1, 2):
     raise ValueError(f"means must have shape [K] or [I, K], got shape {means.shape}")

@@ -106,6 +106,7 @@ def _check(key, family, rule, threshold, means, delta, n_trials, max_steps, lane
   inputs.check_total("jbai.simulate", table.shape[0] * n_trials,
                      inputs.trial_bytes(table.shape[1], len(levels.values), bool(scores)))
   inputs.check_separable(family, table)
+  inputs.check_rule_arms(family, rule, table)
   return family, rule, threshold, means_np, levels
 
 
