@@ -7,6 +7,7 @@ family of comparisons holds at the stated level."""
 
 import json
 import math
+import re
 
 import jax
 import jax.numpy as jnp
@@ -298,3 +299,19 @@ def test_cli_grad_in_beta_and_eps_with_each_estimator(capsys):
   assert cli.main(base + ["--rule", "tcb"]) == 0
   out = json.loads(capsys.readouterr().out)
   assert len(out["grad_mean_tau"]) == 3 and out["estimator"] == "causal"
+
+
+@pytest.mark.parametrize("wrt, h, fragment", [
+    ("beta", 0.3, "beta + 2h = 1.1 is outside the domain (beta must be in (0, 1)"),
+    (1, 0.2, "means[1] - 2h = -0.1 is outside the domain"),
+])
+def test_a_step_outside_the_domain_is_refused_before_anything_runs(monkeypatch, wrt, h,
+                                                                    fragment):
+  """Richardson's points x +- 2h are checked before the first run: the message names
+  the point and h, not a value the user never typed found seconds later."""
+  from jbai.core import estimate as estimate_lib
+  monkeypatch.setattr(estimate_lib, "rollout", lambda *a, **k: pytest.fail("ran"))
+  family = jbai.families.bernoulli() if wrt == 1 else "gaussian"
+  with pytest.raises(ValueError, match=re.escape(fragment)):
+    jbai.finite_difference(jax.random.key(0), family, [0.9, 0.3, 0.2] if wrt == 1 else
+                           [1.0, 0.5, 0.0], "t3c", 0.1, 20, wrt, h, extrapolate=True)

@@ -45,6 +45,7 @@ import numpy as np
 
 from jbai.core import inputs
 from jbai.core.rollout import Rollout, rollout
+from jbai.families.base import check_means
 
 sg = jax.lax.stop_gradient
 
@@ -363,6 +364,32 @@ def richardson_terms(d_h: jax.Array, d_2h: jax.Array) -> jax.Array:
   return d_h.at[:m].add(-(n / m) * (d_2h - d_h[:m]) / 3)
 
 
+def _check_points(family, rule, point, wrt, h, extrapolate: bool) -> None:
+  """Every point x +- h (and x +- 2h with `extrapolate`) in its domain, before
+  anything runs: refused naming the value typed and the step (a point outside is
+  a value the user never typed, found seconds into the first runs otherwise)."""
+  multiples = (1, -1, 2, -2) if extrapolate else (1, -1)
+  for k in multiples:
+    means, params = point(k * h)
+    name = wrt if isinstance(wrt, str) else f"means[{int(wrt)}]"
+    at = params.get(wrt) if isinstance(wrt, str) else means[int(wrt)]
+    if not inputs.concrete(at) or not inputs.concrete(h):
+      return
+    try:
+      if isinstance(wrt, str):
+        inputs.check_params(rule, params)
+      else:
+        check_means(family, means, means.dtype)
+    except ValueError as e:
+      sign = "+" if k > 0 else "-"
+      step = f"{abs(k)}h" if abs(k) > 1 else "h"
+      how = "Richardson's extrapolation takes" if extrapolate else "the central difference takes"
+      raise ValueError(
+          f"{name} {sign} {step} = {float(at):.6g} is outside the domain ({e}): "
+          f"{how} {name} +- {'2h' if extrapolate else 'h'} with h = {float(h):g}; take a "
+          f"smaller h") from None
+
+
 def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
                       wrt, h: float, threshold=None, max_steps=1_000_000, *,
                       params: Optional[dict] = None,
@@ -420,6 +447,8 @@ def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
       raise ValueError(f"wrt must be an arm index in [0, {means.shape[-1]}) or a "
                        f"parameter name, got {wrt!r}")
     point = lambda step: (means.at[arm].add(step), params)
+
+  _check_points(family, rule, point, wrt, h, extrapolate)
 
   def run(step, trials):
     m, p = point(step)
