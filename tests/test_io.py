@@ -58,3 +58,17 @@ def test_progress_over_one_task_and_over_a_sequence():
   jobs.end("done")
   assert stream.getvalue().startswith("[1/2] first job done (")
   assert stream.getvalue().count("\n") == 1
+
+
+def test_a_full_disk_names_the_file_it_could_not_write(tmp_path, monkeypatch):
+  """errno 28 from a write or fsync names no file: the error names the one lost."""
+  def full(fd):
+    raise OSError(28, "No space left on device")
+  monkeypatch.setattr(os, "fsync", full)
+  target = tmp_path / "summary.json"
+  with pytest.raises(OSError, match=r"No space left on device: '.*summary\.json'"):
+    write_json(str(target), {"a": 1})
+  assert not target.exists() and os.listdir(tmp_path) == []
+  log = JsonLines(str(tmp_path / "trials.jsonl"))
+  with pytest.raises(OSError, match=r"No space left on device: '.*trials\.jsonl'"):
+    log.add({"key": "a", "value": 1})

@@ -10,6 +10,7 @@
   Progress       a text progress bar on stderr, over one task or a sequence of tasks.
 """
 
+import contextlib
 import csv
 import hashlib
 import json
@@ -21,6 +22,18 @@ from typing import IO, Callable, Iterable, Optional
 
 
 # ---------------------------------------------------------------- atomic writes
+
+@contextlib.contextmanager
+def naming(path: str):
+  """An OSError raised inside names `path`: a full disk (errno 28) or a failed
+  fsync names no file of its own, and a message should say which file it lost."""
+  try:
+    yield
+  except OSError as e:
+    if e.filename is None:
+      raise OSError(e.errno, e.strerror, path) from e
+    raise
+
 
 def atomic_write(path: str, fill: Callable[[IO], None], binary: bool = False) -> str:
   """Writes the file `path` whole or not at all.
@@ -43,7 +56,8 @@ def atomic_write(path: str, fill: Callable[[IO], None], binary: bool = False) ->
   os.makedirs(folder, exist_ok=True)
   tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
   try:
-    with (open(tmp, "wb") if binary else open(tmp, "w", newline="", encoding="utf-8")) as f:
+    with naming(path), (open(tmp, "wb") if binary else
+                        open(tmp, "w", newline="", encoding="utf-8")) as f:
       fill(f)
       f.flush()
       os.fsync(f.fileno())
@@ -231,7 +245,7 @@ class JsonLines:
         f.seek(-1, os.SEEK_END)
         if f.read(1) != b"\n":
           line = "\n" + line  # after a partial line written since the file was read
-    with open(self.path, "a", encoding="utf-8") as f:
+    with naming(self.path), open(self.path, "a", encoding="utf-8") as f:
       f.write(line)
       f.flush()
       if self.fsync:
