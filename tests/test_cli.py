@@ -214,3 +214,15 @@ def test_json_with_progress_shows_progress_on_stderr(capsys):
                            "--means", "1,0.2", "--delta", "0.1", "--rule", "uniform")
   assert code == 0 and json.loads(out)["trials"] == 20
   assert "20/20" in err
+
+
+def test_rerunning_over_finished_files_says_they_are_replaced(capsys, tmp_path):
+  out = tmp_path / "r.json"
+  argv = ("run", "--means", "1,0", "--rule", "uniform", "--delta", "0.1", "--trials", "6",
+          "--json", "--out", str(out))
+  code, _, err = run_cli(capsys, *argv)
+  assert code == 0 and "replaced" not in err
+  out.write_text(out.read_text().replace('"trials": 6', '"trials": 7'))  # hand-edited
+  code, _, err = run_cli(capsys, *argv)
+  assert code == 0 and f"{out} and {tmp_path / 'r.npz'} exist and will be replaced" in err
+  assert json.loads(out.read_text())["trials"] == 6

@@ -178,12 +178,17 @@ def cmd_run(args) -> int:
           "those trials run again", file=sys.stderr)
   if log.loaded and not args.json:
     print(f"resuming: {log.loaded} finished trial(s) read from {log.path}", file=sys.stderr)
+  # A finished run's files (hand-edited or not) are not read back: say so.
+  existing = [paths[k] for k in ("summary", "arrays") if paths and os.path.exists(paths[k])]
   results, interrupted = simulate_runs(args, plan, log)
   records, labels = _records(plan, results, interrupted, log, args.trials)
 
   single = len(plan.runs) == 1 and len(plan.deltas) == 1
   payload = records[0] if single and records else records
   if paths:
+    if existing:
+      print(f"jbai run: {' and '.join(existing)} exist{'s' if len(existing) == 1 else ''} "
+            "and will be replaced by this run's results", file=sys.stderr)
     io.write_json(paths["summary"], payload)
     if not interrupted:
       save_arrays(paths["arrays"], results, plan.deltas)
