@@ -174,7 +174,7 @@ def main(argv=None) -> int:
 
 
 __all__ = ["DEFAULT_RUN", "EXIT_INTERRUPTED", "Parser", "Plan", "Run", "TrialLog",
-           "UsageError", "build_parser", "use_devices", "check_combinations", "cmd_grad", "cmd_oracle",
+           "UsageError", "build_parser", "check_combinations", "cmd_grad", "cmd_oracle",
            "cmd_reproduce", "cmd_rules", "cmd_run", "count", "family_from_args",
            "grad_records", "join_negative_values", "main", "name_list", "number",
-           "number_list", "plan_command", "plan_runs", "rule_refusal"]
+           "number_list", "plan_command", "plan_runs", "rule_refusal", "use_devices"]
