@@ -66,6 +66,14 @@ def test_import_changes_nothing_and_the_call_gives_one_device_per_core():
   assert out.split() == [str(n), str(n), "1"]
 
 
+@pytest.mark.parametrize("env", [{"JAX_NUM_CPU_DEVICES": "3"},
+                                 {"XLA_FLAGS": "--xla_force_host_platform_device_count=3"}])
+def test_a_count_already_asked_of_jax_is_kept(env):
+  out = _python("import jax, jbai\nprint(jbai.use_cpu_cores(), len(jax.devices('cpu')))\n",
+                **env)
+  assert out.split() == ["3", "3"]
+
+
 @pytest.mark.parametrize("command, argv", [
     ("--devices", ["run", "--trials", "5", "--means", "1,0", "--delta", "0.1", "--devices", "0"]),
     ("$JBAI_DEVICES", ["run", "--trials", "5", "--means", "1,0", "--delta", "0.1"])])

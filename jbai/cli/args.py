@@ -201,7 +201,8 @@ def add_device_args(p):
   """--devices: JAX's CPU devices, one pool of lanes each (`jbai.use_cpu_cores`)."""
   p.add_argument("--devices", type=positive_count, default=None,
                  help="CPU devices to run on, one pool of lanes each (default: $JBAI_DEVICES, "
-                 "else one per usable core; results do not depend on it)")
+                 "else JAX_NUM_CPU_DEVICES, else one per usable core; results do not "
+                 "depend on it)")
 
 
 def add_output_args(p, out_help: str):

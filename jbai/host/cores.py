@@ -23,6 +23,7 @@ importing jax and before JAX's first computation.
 
 import math
 import os
+import re
 from typing import Optional
 
 import jax
@@ -69,6 +70,17 @@ def backend_started() -> bool:
   return xla_bridge.backends_are_initialized()
 
 
+def configured_devices() -> Optional[int]:
+  """The CPU device count already asked of JAX (jax_num_cpu_devices, from
+  JAX_NUM_CPU_DEVICES, or XLA_FLAGS's --xla_force_host_platform_device_count),
+  or None."""
+  if jax.config.jax_num_cpu_devices >= 0:
+    return jax.config.jax_num_cpu_devices
+  match = re.search(r"--xla_force_host_platform_device_count=(\d+)",
+                    os.environ.get("XLA_FLAGS", ""))
+  return int(match.group(1)) if match else None
+
+
 def check_devices(n, name: str = "devices") -> int:
   """n as a positive whole number of devices, or ValueError naming the value."""
   if isinstance(n, str):
@@ -94,8 +106,10 @@ def use_cpu_cores(n: Optional[int] = None) -> int:
   runs its program on one thread (see the module's docstring for why).
 
   Args:
-    n: the number of CPU devices (default: `usable_cores()`, the cores this
-      process may run on within its cgroup's CPU quota).
+    n: the number of CPU devices (default: the count already asked of JAX, by
+      JAX_NUM_CPU_DEVICES or XLA_FLAGS's --xla_force_host_platform_device_count,
+      else `usable_cores()`, the cores this process may run on within its
+      cgroup's CPU quota).
 
   Returns:
     n.
@@ -109,7 +123,7 @@ def use_cpu_cores(n: Optional[int] = None) -> int:
     >>> import jax, jbai
     >>> n = jbai.use_cpu_cores()  # before any JAX computation
   """
-  n = usable_cores() if n is None else check_devices(n)
+  n = (configured_devices() or usable_cores()) if n is None else check_devices(n)
   if backend_started():
     have = len(jax.devices("cpu"))
     if have != n:
