@@ -13,7 +13,9 @@ machine, in one call (under 8 minutes on one GPU), with a table.
      steady state, until --budget seconds have passed since the start (the rules
      left are marked skipped);
   4. the numba loop of `benchmarks/loop_kernels.py` on every core (numba.prange)
-     on the cases of 1, for about --loop-seconds each, with its mean stopping time.
+     on the cases of 1, for about --loop-seconds each, with its mean stopping time;
+  5. the host's CPU: jbai on N CPU devices against the loop on N threads for each N
+     of --cpu-devices (1, 2, 4, 8, 16 up to the usable cores; `benchmarks/cores.py`).
 It writes gpu.md (markdown) and gpu.json (rows) into --out, and prints the table:
 useful steps per second, jbai / the loop, and each rule / TCB.
 
@@ -164,11 +166,16 @@ def main():
   parser.add_argument("--budget", type=float, default=420.0,
                       help="seconds after which part 3 skips the rules left")
   parser.add_argument("--smoke", action="store_true", help="tiny sizes (a CPU test)")
+  parser.add_argument("--cpu-devices", default="1,2,4,8,16",
+                      help="CPU device counts for the host's table (benchmarks/cores.py; "
+                      "'' for none)")
+  parser.add_argument("--cpu-trials", type=int, default=8000)
   args = parser.parse_args()
   if args.smoke:
     args.trials, args.max_lanes, args.rule_lanes = 64, 16, 8
     args.seconds, args.loop_seconds, args.chunk = 0.2, 0.2, 64
     args.unroll, args.rules = "1,8", "tcb,itcb,t3c"
+    args.cpu_devices, args.cpu_trials = "1,2", 64
   import numba
   dev = jax.devices()[0]
   header = (f"{dev.platform} {dev.device_kind}, jax {jax.__version__}; numba "
@@ -225,6 +232,21 @@ def main():
     rows.append({**row, "jbai": rate, "TCB / rule": base / rate})
     print(f"  {rule_name} {instance}: {rate:.3g} steps/s", flush=True)
     write(rows, args.out, header, show=False)
+  # 5. the host's CPU: jbai on N CPU devices against the loop on N threads, each N in
+  # a fresh process (benchmarks/cores.py), on the same trials.
+  counts = [int(n) for n in args.cpu_devices.split(",") if n]
+  if counts:
+    import cores
+    usable = jbai.host.cores.usable_cores()
+    for n in [n for n in counts if n <= usable]:
+      for r in cores.run(n, args.cpu_trials, ["tcb", "itcb"]):
+        rows.append({"what": f"CPU, {n} devices / threads, {args.cpu_trials} trials",
+                     "rule": r["rule"], "instance": "gaussian-5", "jbai": r["jbai"],
+                     "loop all cores": r["loop"], "x loop": r["jbai"] / r["loop"],
+                     "jbai tau": f"{r['jbai_tau']:.0f}", "loop tau": f"{r['loop_tau']:.0f}"})
+        print(f"  CPU x {n}: {r['rule']} jbai {r['jbai']:.3g}, loop {r['loop']:.3g}",
+              flush=True)
+        write(rows, args.out, header, show=False)
   header += f"; {time.perf_counter() - t_start:.0f} s in all"
   write(rows, args.out, header)
 
