@@ -50,8 +50,8 @@ def test_rollout_inside_jit_and_vmap_over_beta_compiles_once(monkeypatch):
 
   @jax.jit
   def leader_share(beta):
-    res = jbai.rollout(key, "gaussian", [1.0, 0.5, 0.0], rule, 0.05, 30,
-                       params={"beta": beta}, lanes=8, scores=False)
+    res = jbai.rollout(key, "gaussian", [1.0, 0.5, 0.0], rule, 0.05, 30,  # one pool size
+                       params={"beta": beta}, lanes=pool.MIN_LANES, scores=False)
     return jnp.mean(res.counts[:, 0] / res.counts.sum(-1))
 
   betas = jnp.array([0.2, 0.5, 0.8])
