@@ -368,12 +368,13 @@ def _check_points(family, rule, point, wrt, h, extrapolate: bool) -> None:
   """Every point x +- h (and x +- 2h with `extrapolate`) in its domain, before
   anything runs: refused naming the value typed and the step (a point outside is
   a value the user never typed, found seconds into the first runs otherwise)."""
-  multiples = (1, -1, 2, -2) if extrapolate else (1, -1)
-  for k in multiples:
+  if not inputs.concrete(h):
+    return
+  name = wrt if isinstance(wrt, str) else f"means[{int(wrt)}]"
+  for k in (1, -1, 2, -2) if extrapolate else (1, -1):
     means, params = point(k * h)
-    name = wrt if isinstance(wrt, str) else f"means[{int(wrt)}]"
     at = params.get(wrt) if isinstance(wrt, str) else means[int(wrt)]
-    if not inputs.concrete(at) or not inputs.concrete(h):
+    if not inputs.concrete(at):
       return
     try:
       if isinstance(wrt, str):

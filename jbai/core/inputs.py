@@ -76,8 +76,8 @@ def check_rule_arms(family: Family, rule: Rule, means) -> None:
   its select runs eagerly on a trial's first steps (at most USER_RULE_STEPS,
   rewards drawn at the first instance's means), and an arm out of range is
   refused naming the arm, the step and the rule. jbai's own rules are not run
-  (their arms are in range by construction): they pay nothing. Under jit the
-  check is `checks=True`'s (not here)."""
+  (their arms are in range by construction): they pay nothing. Traced means
+  (under the user's jit) are not checked."""
   if getattr(rule.select, "__module__", "").startswith("jbai."):
     return
   from jbai.state import empty_stats, observe
