@@ -19,6 +19,13 @@ count:
 and, with several trial counts, the steps per second at the largest count over
 those at the smallest (1: a step costs the same at any pool width).
 
+With --eps-good EPS every rule runs for eps-good answers: a GLLR rule (TCB among
+them) stops with the eps-GLLR, a rule built for eps-good answers (ebtc-eps,
+ebtc-eps-ids, lucb1-eps) is built with this eps and stops with its own eps stop,
+and a rule with another stop of its own runs as without the option. Without it,
+the rules for eps-good answers run with their default eps (0.1) and their own
+stop, and TCB with the exact GLLR.
+
 A rule whose run outlasts --budget seconds is stopped there (between chunks) and
 its figure comes from the chunks run so far, marked "partial".
 
@@ -29,7 +36,7 @@ gk16) on the Bernoulli K = 5 instance in a subprocess, and prints its steps per
 second and jbai's TaS-D ratio to it.
 
 Usage: python benchmarks/rules.py [--trials 256,4096] [--lanes 32] [--budget 60]
-                                  [--delta 1e-8]
+                                  [--delta 1e-8] [--eps-good 0.1]
                                   [--rules tcb,ttts] [--instances bernoulli-5]
                                   [--best-arm-python /path/to/python]
 """
@@ -104,19 +111,32 @@ class Meter:
       raise Budget
 
 
-def measure(family, means, rule, delta, trials, lanes, max_steps, chunk, budget_s):
+def for_eps_good(name, eps_good):
+  """(rule, eps_good of its runs): the rule by name, built with eps_good where it
+  takes one; eps_good where the rule stops with the GLLR or with an eps stop of
+  its own, else None (its own stop, exact)."""
+  rule = jbai.rules.get(name, eps_good=eps_good)
+  own = jbai.stops.own_stop(rule)
+  if eps_good is None or (own is not None and jbai.stops.eps_of(own) == 0):
+    return rule, None
+  return rule, eps_good
+
+
+def measure(family, means, rule, delta, trials, lanes, max_steps, chunk, budget_s,
+            eps_good=None):
   """(steps per second, compile seconds, finished trials, trials at the cap, partial,
   lanes) of `trials` trials on a pool of `lanes` lanes (None: the default pool)."""
   lanes = lanes or jbai.core.pool.default_lanes(trials)
+  rule, eps_good = for_eps_good(rule, eps_good)
   t0 = time.perf_counter()
   jbai.simulate(jax.random.key(0), family, means, rule, delta, lanes, max_steps=1,
-                lanes=lanes, chunk=chunk, shrink=None)
+                lanes=lanes, chunk=chunk, shrink=None, eps_good=eps_good)
   compile_s = time.perf_counter() - t0
   meter = Meter(budget_s)
   try:
     res = jbai.simulate(jax.random.key(0), family, means, rule, delta, trials,
                         max_steps=max_steps, lanes=lanes, chunk=chunk, shrink=None,
-                        progress=meter)
+                        progress=meter, eps_good=eps_good)
   except Budget:
     (t_a, u_a, _), (t_b, u_b, done) = meter.marks[0], meter.marks[-1]
     return (u_b - u_a) / (t_b - t_a), compile_s, done, None, True, lanes
@@ -135,6 +155,8 @@ def main():
   parser.add_argument("--max-steps", type=int, default=200_000)
   parser.add_argument("--chunk", type=int, default=256)
   parser.add_argument("--budget", type=float, default=60.0, help="seconds per run")
+  parser.add_argument("--eps-good", type=float, default=None,
+                      help="run every rule for eps-good answers with this eps (see above)")
   parser.add_argument("--rules", default=",".join(jbai.rules.RULES))
   parser.add_argument("--instances", default=",".join(INSTANCES))
   parser.add_argument("--best-arm-python", default=None,
@@ -147,7 +169,8 @@ def main():
   rates = {}
   pools = ", ".join(f"{n} trials on {args.lanes or jbai.core.pool.default_lanes(n)} lanes"
                     for n in counts)
-  print(f"device {jax.devices()[0].platform}, float32, delta = {args.delta:g}, gk16, "
+  eps = "" if args.eps_good is None else f"eps-good answers, eps = {args.eps_good:g}, "
+  print(f"device {jax.devices()[0].platform}, float32, delta = {args.delta:g}, gk16, {eps}"
         f"{pools}, cap {args.max_steps} steps, chunk {args.chunk}, "
         f"budget {args.budget:g} s per run")
   for name in args.instances.split(","):
@@ -159,7 +182,7 @@ def main():
       for n in counts:
         rate, compile_s, done, capped, partial, lanes = measure(
             family, means, rule, args.delta, n, args.lanes, args.max_steps, args.chunk,
-            args.budget)
+            args.budget, args.eps_good)
         rates[name, rule, n] = rate
         note = "  partial: budget hit" if partial else ""
         print(f"{rule:<12} {n:>6} {lanes:>5} {rate:>10.3g} "

@@ -10,6 +10,7 @@ The flat public API:
   jbai.rollout(key, family, means, rule, delta, n_trials)    (pure: jit, vmap)
   jbai.estimate(key, family, means, rule, delta, n_trials)   (E[tau], P(error), jax.grad)
   jbai.trace(key, family, means, rule, horizon, n_trials)
+  jbai.study(spec_or_path, out=None)   (a study from a TOML spec: its cells as a table)
   jbai.transport_cost, jbai.gamma
   jbai.enable_compilation_cache()
   jbai.use_cpu_cores()   (one JAX device per CPU core: call before any JAX computation)
@@ -28,6 +29,7 @@ from jbai.host.caches import enable_compilation_cache
 from jbai.host.cores import use_cpu_cores
 from jbai.host.simulate import Result, simulate
 from jbai.host.trace import Trace, trace
+from jbai.studies import study
 from jbai.rules import Rule
 from jbai.state import ArmStats, arm_stats
 from jbai.thresholds import Threshold
@@ -38,5 +40,5 @@ __version__ = "0.1.0"
 __all__ = ["ArmStats", "Difference", "Estimate", "Family", "Result", "Rollout", "Rule",
            "Threshold", "Trace", "arm_stats", "enable_compilation_cache", "estimate",
            "families", "finite_difference", "gamma", "golden_section", "oracle",
-           "pair_costs", "rollout", "rules", "simulate", "stopping_statistic", "stops",
+           "pair_costs", "rollout", "rules", "simulate", "stopping_statistic", "stops", "study",
            "thresholds", "trace", "transport_cost", "use_cpu_cores"]

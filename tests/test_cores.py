@@ -39,6 +39,11 @@ def test_a_device_count_that_is_not_a_positive_whole_number_is_refused(bad):
     cores.check_devices(bad)
 
 
+def test_a_numpy_whole_number_of_devices_is_accepted():
+  import numpy as np
+  assert cores.check_devices(np.int64(3)) == 3 and type(cores.check_devices(np.int64(3))) is int
+
+
 def test_the_started_backend_refuses_another_count_and_accepts_its_own():
   import jax
   have = len(jax.devices("cpu"))

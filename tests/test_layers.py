@@ -12,11 +12,11 @@ PACKAGE = os.path.dirname(os.path.abspath(jbai.__file__))
 LAYERS = [
     ("jbai.random", "jbai.builders"),
     ("jbai.families",),
-    ("jbai.state", "jbai.transport"),
+    ("jbai.state", "jbai.transport", "jbai.checks"),
     ("jbai.thresholds", "jbai.oracle", "jbai.rules", "jbai.stops"),
     ("jbai.core",),
     ("jbai.host",),
-    ("jbai.reproduce",),
+    ("jbai.reproduce", "jbai.studies"),
     ("jbai.cli",),
     ("jbai",),
 ]

@@ -1,4 +1,4 @@
-"""The `jbai` command line: run, grad, oracle, rules, reproduce.
+"""The `jbai` command line: run, grad, oracle, rules, reproduce, study, plot.
 
 Bad input (a malformed list, an unknown rule, family or threshold, delta not in
 (0, 1), a tie for the best arm in float64 or in the simulation's float dtype, a
@@ -67,6 +67,18 @@ def cmd_reproduce(args) -> int:
   return reproduce_main(args)
 
 
+def cmd_study(args) -> int:
+  """`jbai study`: see `jbai.studies`."""
+  from jbai.studies import cmd_study as study
+  return study(args)
+
+
+def cmd_plot(args) -> int:
+  """`jbai plot`: see `jbai.studies`."""
+  from jbai.studies import cmd_plot as plot
+  return plot(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
   """The parser of every subcommand (`commands`, a default, lists their names)."""
   parser = Parser(prog="jbai", description="Fixed-confidence best-arm identification in JAX.")
@@ -99,6 +111,10 @@ def build_parser() -> argparse.ArgumentParser:
   add_family_args(p)
   p.add_argument("--delta", type=delta_list, default=DEFAULT_RUN["delta"])
   p.add_argument("--method", default="exact", choices=["exact", "optax"])
+  p.add_argument("--eps-good", type=number, default=None, metavar="EPS",
+                 help="the eps-good oracle: T*_eps(nu), w*_eps(nu) and the answer for "
+                 "eps-good answers, mu_answer >= max mu - EPS (Garivier & Kaufmann 2021; "
+                 "exact method only)")
   p.add_argument("--json", action="store_true")
   add_device_args(p)
   p.set_defaults(func=cmd_oracle)
@@ -112,6 +128,18 @@ def build_parser() -> argparse.ArgumentParser:
   p.add_argument("--out", default="results", help="output folder")
   add_device_args(p)
   p.set_defaults(func=cmd_reproduce)
+
+  p = sub.add_parser("study", help="run a study from a TOML spec: instance sets, rule "
+                     "sweeps, tidy tables and figures (docs/guide/study.md)")
+  p.add_argument("spec", help="the study's TOML file")
+  p.add_argument("--out", required=True, help="output folder (a rerun resumes it)")
+  p.add_argument("--quiet", action="store_true", help="no progress lines")
+  add_device_args(p)
+  p.set_defaults(func=cmd_study)
+
+  p = sub.add_parser("plot", help="draw a study's figures again from its saved tables")
+  p.add_argument("dir", help="the folder of `jbai study --out`")
+  p.set_defaults(func=cmd_plot)
   parser.set_defaults(commands=tuple(sub.choices))
   return parser
 
@@ -152,7 +180,7 @@ def main(argv=None) -> int:
     if not argv or argv[0] not in commands + ("-h", "--help"):
       argv = ["run"] + argv  # `jbai` and `jbai --rule tcb` mean `jbai run ...`
     args = parser.parse_args(argv)
-    if args.command != "rules":
+    if args.command not in ("rules", "plot"):
       use_devices(args)
     return args.func(args)
   except SystemExit as e:  # --help

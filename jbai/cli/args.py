@@ -191,8 +191,10 @@ def add_run_args(p):
                  "in memory is refused (JBAI_MEMORY_LIMIT=64G raises the limit)")
   p.add_argument("--seed", type=seed, default=0,
                  help="PRNG seed in [0, 2^63), the same for every rule")
-  p.add_argument("--max-steps", type=positive_count, default=1_000_000,
-                 help="cap on the length of a trial")
+  p.add_argument("--max-steps", type=positive_count, default=None,
+                 help="cap on a trial's rewards (default: 1e6, or a rule's own where it "
+                 "pulls in blocks: exp-gap 2^31 - 2); above 2^31 - 2 it needs "
+                 "JAX_ENABLE_X64=1 (64-bit counts)")
   p.add_argument("--chunk", type=positive_count, default=2048,
                  help="steps between progress reports and saves of finished trials")
 

@@ -165,18 +165,21 @@ def cmd_grad(args) -> int:
   if wrt == "eps" and estimator not in DIFFERENCES:
     raise ValueError("--wrt eps: TCB and ITCB choose deterministically in eps, so it has "
                      "no likelihood-ratio gradient: use --estimator fd or richardson")
+  # One reward per step (scores): the default cap, not a block rule's own.
+  from jbai.core.inputs import DEFAULT_MAX_STEPS
+  max_steps = DEFAULT_MAX_STEPS if args.max_steps is None else args.max_steps
   records = []
   for run in plan.runs:
     res = simulate(jax.random.key(args.seed), plan.family, plan.means, run.rule,
                    plan.deltas, args.trials, threshold=run.threshold,
-                   max_steps=args.max_steps, chunk=args.chunk,
+                   max_steps=max_steps, chunk=args.chunk,
                    progress=io.Progress(run.label, show, live=True), scores=True)
     differences, fd_steps = None, 0
     if estimator in DIFFERENCES:
       # A key apart from the run's, so that the values and the differences are independent.
       differences, fd_steps = _differences(
           jax.random.fold_in(jax.random.key(args.seed), 1), run, plan.family, plan.means,
-          plan.deltas, args.trials, args.max_steps, wrt, h, estimator == "richardson")
+          plan.deltas, args.trials, max_steps, wrt, h, estimator == "richardson")
     new = grad_records(res, run, plan.family, plan.means, plan.deltas, wrt, estimator,
                        differences, fd_steps)
     if estimator in DIFFERENCES:

@@ -1,4 +1,8 @@
-"""`jbai oracle`: the optimal allocation w(nu), Gamma(nu), T*(nu) and T*(nu) log(1/delta)."""
+"""`jbai oracle`: the optimal allocation w(nu), Gamma(nu), T*(nu) and T*(nu) log(1/delta).
+
+With --eps-good EPS, the eps-good oracle (`jbai.oracle.eps`): w*_eps(nu),
+Gamma_eps(nu), T*_eps(nu), T*_eps(nu) log(1/delta) and the answer that attains it.
+"""
 
 from jbai.cli import render
 from jbai.cli.plan import checked_deltas, family_from_args
@@ -10,11 +14,18 @@ def cmd_oracle(args) -> int:
   jax.config.update("jax_enable_x64", True)
   import numpy as np
   from jbai.core.inputs import log_inv_delta
-  from jbai.oracle import optimal_allocation
+  from jbai.oracle import eps_optimal_allocation, optimal_allocation
   family = family_from_args(args)
   means = args.means
   deltas = checked_deltas(args.delta)
-  w, gam, _ = optimal_allocation(family, np.asarray(means), method=args.method)
+  eps = getattr(args, "eps_good", None)
+  if eps is None:
+    w, gam, _ = optimal_allocation(family, np.asarray(means), method=args.method)
+  else:
+    if args.method != "exact":
+      raise ValueError(f"--eps-good takes the exact method (the eps oracle's nested "
+                       f"bisection), not --method {args.method}")
+    w, gam, answer = eps_optimal_allocation(family, np.asarray(means), eps)
   w = [float(x) for x in np.asarray(w)]
   gam = float(gam)
   logs = [float(v) / gam for v in log_inv_delta(deltas)]  # log(1/delta), any magnitude
@@ -22,6 +33,8 @@ def cmd_oracle(args) -> int:
   out = {"family": repr(family), "means": means, "w": w, "gamma": gam,
          "t_star": 1 / gam, "delta": deltas[0] if single else deltas,
          "t_star_log": logs[0] if single else logs, "method": args.method}
+  if eps is not None:
+    out.update({"eps_good": float(eps), "answer": int(answer)})
   if args.json:
     render.print_json(out)
   else:

@@ -7,10 +7,8 @@ one line that gives the reasons and `use --rule ... --threshold ...`, options
 checked to apply to the whole command.
 """
 
-import functools
 import inspect
 import math
-import re
 from typing import NamedTuple, Optional
 
 # Alternatives suggested when a rule does not apply to a family, in this order.
@@ -44,25 +42,10 @@ def checked_deltas(values) -> list:
   return [float(v) if v >= tiny else text for v, text in zip(levels.values, levels.texts)]
 
 
-_RULE_HINT = re.compile(r";\s*use\b.*$")
-
-
-@functools.lru_cache(maxsize=256)
 def rule_refusal(family, rule) -> Optional[str]:
-  """Why `rule` does not apply to `family` (None when it does), found by tracing
-  its `select` on abstract values (no compilation): a rule refuses a family with
-  a ValueError when it is traced. The rule's own advice is dropped (the caller
-  suggests options checked against the whole command)."""
-  import jax
-  from jbai.state import empty_stats
-  num_arms = 3
-  try:
-    jax.eval_shape(lambda key: rule.select(key, family, empty_stats(family, num_arms),
-                                           rule.init(num_arms)), jax.random.key(0))
-  except ValueError as e:
-    reason = _RULE_HINT.sub("", str(e).splitlines()[0])
-    return reason if repr(rule.name) in reason else f"rule {rule.name!r}: {reason}"
-  return None
+  """Why `rule` does not apply to `family`, or None (`jbai.core.inputs.rule_refusal`)."""
+  from jbai.core.inputs import rule_refusal as refusal
+  return refusal(family, rule)
 
 
 class Run(NamedTuple):
@@ -89,8 +72,10 @@ def make_rule(name: str, beta=None, eps=None, **options):
 
 
 def rule_options(args) -> dict:
-  """The rules' structural options of the command line (--forced, --projection)."""
-  return {k: getattr(args, k, None) for k in ("forced", "projection")}
+  """The rules' structural options of the command line (--forced, --projection),
+  and --eps-good, the slack of the rules built for eps-good answers (ebtc-eps,
+  lucb1-eps: `eps_good`; the other rules take none, and ignore it)."""
+  return {k: getattr(args, k, None) for k in ("forced", "projection", "eps_good")}
 
 
 def plan_command(args) -> Plan:
@@ -155,6 +140,10 @@ def stops_for(args, family, rule, thr_objs) -> list:
   name = getattr(args, "stop", None)
   if name is None:
     own = stops.own_stop(rule)
+    if own is not None and own.name == "eps-gllr" and args.threshold is not None:
+      # A rule's own eps-GLLR is a GLLR stop: it takes each --threshold.
+      thr_objs = [stops.eps_gllr(stops.eps_of(own), t) for t in thr_objs]
+      own = None
     chosen = [own] if own is not None else thr_objs
   else:
     chosen = [stops.get(name, rule)] if name != "gllr" else thr_objs

@@ -35,7 +35,7 @@ def print_run(records: list, labels: list, single: bool, means, args) -> None:
   """The text report of `jbai run`: the single-run layout or the comparison
   table, then a warning when trials reached the cap."""
   if single:
-    print_single(records[0], means, args.max_steps)
+    print_single(records[0], means, records[0]["max_steps"])
   else:
     print_table(records, labels, means, args)
   eps = {r.get("eps_good", 0.0) for r in records} - {0.0}
@@ -47,6 +47,15 @@ def print_run(records: list, labels: list, single: bool, means, args) -> None:
     print(f"warning: {capped} trial(s) reached max_steps without stopping; "
           "they count as errors and enter mean tau at the cap (a larger --max-steps "
           "lets them finish)")
+
+
+def _t(rec: dict) -> str:
+  """T*, or T*_eps for a record of eps-good answers (its T* is the eps oracle's)."""
+  return "T*_eps" if rec.get("eps_good", 0.0) else "T*"
+
+
+def _w(rec: dict) -> str:
+  return "w*_eps" if rec.get("eps_good", 0.0) else "w"
 
 
 def print_single(rec: dict, means, max_steps: int):
@@ -61,10 +70,10 @@ def print_single(rec: dict, means, max_steps: int):
           ("median / max tau", f"{rec['median_tau']:.0f} / {rec['max_tau']}"),
           ("error rate", f"{rec['error_rate']:.4f}  (Wilson 95% CI {elo:.4f} .. {ehi:.4f})"),
           ("trials at the cap", f"{rec['hit_cap']}  (max_steps = {max_steps})"),
-          ("T*(nu)", f"{rec['t_star']:.2f}"),
-          ("T*(nu) log(1/delta)", f"{rec['t_star_log']:.1f}"),
-          ("E[tau] / T* log(1/delta)", f"{rec['ratio']:.3f}"),
-          ("w(nu)", "[" + ", ".join(f"{x:.4f}" for x in rec["w_star"]) + "]")]
+          (f"{_t(rec)}(nu)", f"{rec['t_star']:.2f}"),
+          (f"{_t(rec)}(nu) log(1/delta)", f"{rec['t_star_log']:.1f}"),
+          (f"E[tau] / {_t(rec)} log(1/delta)", f"{rec['ratio']:.3f}"),
+          (f"{_w(rec)}(nu)", "[" + ", ".join(f"{x:.4f}" for x in rec["w_star"]) + "]")]
   if rec["complete"]:
     rows += [("compile / run seconds",
               f"{rec['compile_seconds']:.2f} / {rec['wall_seconds']:.2f}"),
@@ -72,6 +81,15 @@ def print_single(rec: dict, means, max_steps: int):
              ("lane utilisation", f"{rec['utilisation']:.3f}")]
   for k, v in rows:
     print(f"{k:<26} {v}")
+
+
+def _caps(records: list) -> str:
+  """The runs' caps: one number, or each rule's where they differ (a block
+  rule's own default, `jbai.core.inputs.default_max_steps`)."""
+  caps = {r["rule"]: r["max_steps"] for r in records}
+  if len(set(caps.values())) == 1:
+    return str(next(iter(caps.values())))
+  return ", ".join(f"{rule} {cap}" for rule, cap in caps.items())
 
 
 def _table_header(records: list, means, args, thresholds: list, deltas: list) -> None:
@@ -84,11 +102,11 @@ def _table_header(records: list, means, args, thresholds: list, deltas: list) ->
   if len(deltas) == 1:
     print(f"delta       {show_delta(deltas[0])}")
   print(f"trials      {args.trials} per rule, seed {args.seed}, the same key for every "
-        f"rule (common random numbers), max_steps {args.max_steps}")
-  print(f"T*(nu)      {first['t_star']:.4g}   w(nu) = ["
+        f"rule (common random numbers), max_steps {_caps(records)}")
+  print(f"{_t(first) + '(nu)':<12}{first['t_star']:.4g}   {_w(first)}(nu) = ["
         + ", ".join(f"{x:.4f}" for x in first["w_star"]) + "]")
-  print("ratio       E[tau] / (T*(nu) log(1/delta)); 95% CIs: normal for the mean tau, "
-        "Wilson for the error rate")
+  print(f"ratio       E[tau] / ({_t(first)}(nu) log(1/delta)); 95% CIs: normal for the "
+        "mean tau, Wilson for the error rate")
   print()
 
 
@@ -156,13 +174,21 @@ def print_grad(rec: dict, means):
 
 def print_oracle(out: dict, logs: list) -> None:
   """The text report of `jbai oracle`: w(nu) per arm, Gamma(nu), T*(nu) and
-  T*(nu) log(1/delta) per delta."""
+  T*(nu) log(1/delta) per delta (their eps versions, and the answer, with
+  "eps_good")."""
   deltas = out["delta"] if isinstance(out["delta"], list) else [out["delta"]]
+  eps = "eps_good" in out
+  sub = "_eps" if eps else ""
   print(f"family  {out['family']}")
-  print(f"{'arm':>4} {'mean':>12} {'w(nu)':>10}")
+  if eps:
+    print(f"eps     {out['eps_good']:g} (eps-good answers, mu_answer >= max mu - eps; "
+          f"Garivier & Kaufmann 2021)")
+  col, label = (12, 27) if eps else (10, 23)
+  print(f"{'arm':>4} {'mean':>12} {('w*' if eps else 'w') + sub + '(nu)':>{col}}")
   for i, (m, x) in enumerate(zip(out["means"], out["w"])):
-    print(f"{i:>4} {m:>12.6g} {x:>10.6f}")
-  print(f"Gamma(nu)              {out['gamma']:.6g}")
-  print(f"T*(nu) = 1/Gamma       {1 / out['gamma']:.6g}")
+    print(f"{i:>4} {m:>12.6g} {x:>{col}.6f}" +
+          ("   answer" if eps and i == out["answer"] else ""))
+  print(f"{'Gamma' + sub + '(nu)':<{label}}{out['gamma']:.6g}")
+  print(f"{'T*' + sub + '(nu) = 1/Gamma' + sub:<{label}}{1 / out['gamma']:.6g}")
   for d, v in zip(deltas, logs):
-    print(f"T*(nu) log(1/delta)    {v:.6g}   (delta = {show_delta(d)})")
+    print(f"{'T*' + sub + '(nu) log(1/delta)':<{label}}{v:.6g}   (delta = {show_delta(d)})")

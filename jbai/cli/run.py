@@ -15,7 +15,7 @@ import numpy as np
 
 from jbai.cli import render
 from jbai.cli.plan import plan_command
-from jbai.cli.trials import TrialLog, output_paths, run_spec, spec_key
+from jbai.cli.trials import TrialLog, max_steps_of, output_paths, run_spec, spec_key
 from jbai.host import io
 
 EXIT_INTERRUPTED = 130
@@ -43,7 +43,8 @@ def simulate_runs(args, plan, log: TrialLog) -> tuple:
     done = log.done(run.key)
     try:
       res = simulate(jax.random.key(args.seed), plan.family, plan.means, run.rule, delta,
-                     args.trials, threshold=run.threshold, max_steps=args.max_steps,
+                     args.trials, threshold=run.threshold,
+                     max_steps=max_steps_of(args, run.rule),
                      chunk=args.chunk, progress=progress, on_chunk=log.saver(run.key),
                      **({} if done is None else {"done": done}))
     except KeyboardInterrupt:
@@ -58,7 +59,7 @@ def run_summary(res, d: int = 0) -> dict:
   out = dict(res.summary[d])
   out.update({k: res.stats[k] for k in ("wall_seconds", "compile_seconds", "utilisation",
                                         "useful_steps", "devices", "rule", "family",
-                                        "threshold")})
+                                        "threshold", "max_steps")})
   out["steps_per_second"] = (res.stats["timed_useful_steps"] / res.stats["wall_seconds"]
                              if res.stats["wall_seconds"] > 0 else None)
   out["complete"] = True
@@ -77,7 +78,7 @@ def partial_summaries(plan, done: dict, run, n_trials: int) -> list:
   flat = finish(np, done, np.asarray([means]), len(done["index"]), eps)
   tau, correct, hit_cap = flat["tau"], flat["correct"], flat["hit_cap"]
   from jbai.core.inputs import log_inv_delta
-  optimum = optimal(plan.family, means)
+  optimum = optimal(plan.family, means, eps)  # T*_eps with --eps-good
   out = []
   for d, delta in enumerate(plan.deltas):
     s = summarize(plan.family, means, float(delta), tau[:, d], correct[:, d], hit_cap[:, d],
@@ -115,7 +116,7 @@ def _records(plan, results: list, interrupted: bool, log: TrialLog, n_trials: in
   if interrupted and log.done(plan.runs[len(results)].key) is not None:
     run = plan.runs[len(results)]
     for rec in partial_summaries(plan, log.done(run.key), run, n_trials):
-      records.append(rec)
+      records.append({**rec, "max_steps": log.specs[run.key]["max_steps"]})
       labels.append(run.label)
   return records, labels
 
@@ -132,7 +133,9 @@ def checked_outputs(args) -> Optional[dict]:
 
 def with_eps_good(plan, eps_good: Optional[float]):
   """The plan with every run stopping with the eps-GLLR against its threshold
-  (--eps-good; `jbai.stops.eps_gllr`), unchanged without it.
+  (--eps-good; `jbai.stops.eps_gllr`), unchanged without it. A rule built for
+  eps-good answers (ebtc-eps, lucb1-eps: built with --eps-good's eps, `plan.rule_options`)
+  keeps its own eps stop.
 
   Raises:
     ValueError: a run whose rule stops otherwise than with the GLLR, with the
@@ -141,11 +144,14 @@ def with_eps_good(plan, eps_good: Optional[float]):
   if eps_good is None:
     return plan
   from jbai import stops
-  from jbai.stops.eps_good import eps_gllr
+  from jbai.stops.eps_good import eps_gllr, eps_of
   if not 0 <= eps_good < float("inf"):
     raise ValueError(f"--eps-good must be a finite number >= 0, got {eps_good}")
   runs = []
   for run in plan.runs:
+    if eps_of(run.threshold) > 0 and eps_of(run.threshold) == eps_good:
+      runs.append(run)  # a rule built for eps-good answers, with its own eps stop
+      continue
     if isinstance(run.threshold, stops.Stop):
       eliminating = run.threshold.name == "elimination"
       hint = ("use a rule that stops with the GLLR, e.g. --rule tcb" if eliminating else

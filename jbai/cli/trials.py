@@ -46,6 +46,13 @@ def partial_path(out: str) -> str:
   return output_paths(out)["partial"]
 
 
+def max_steps_of(args, rule) -> int:
+  """A run's cap: --max-steps, else the rule's default
+  (`jbai.core.inputs.default_max_steps`: 1e6, or a block rule's own)."""
+  from jbai.core.inputs import default_max_steps
+  return args.max_steps if args.max_steps is not None else default_max_steps(rule)
+
+
 def run_spec(args, plan, run) -> dict:
   """What identifies a run's trials: the instance, the rule, the threshold, the
   deltas, the trials, the seed, the cap and the float dtype."""
@@ -54,7 +61,7 @@ def run_spec(args, plan, run) -> dict:
           "threshold": repr(run.threshold),
           # a level below float64's range as its text (its float would be 0.0)
           "delta": [float(d) if isinstance(d, float) else str(d) for d in plan.deltas],
-          "trials": args.trials, "seed": args.seed, "max_steps": args.max_steps,
+          "trials": args.trials, "seed": args.seed, "max_steps": max_steps_of(args, run.rule),
           "dtype": str(jnp.zeros(()).dtype)}
 
 

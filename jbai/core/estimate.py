@@ -133,7 +133,8 @@ def _check(family, rule, threshold, means, n_trials):
 
 def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
              threshold=None, max_steps=1_000_000, *, params: Optional[dict] = None,
-             lanes: Optional[int] = None, estimator: str = "causal") -> Estimate:
+             lanes: Optional[int] = None, estimator: str = "causal",
+             checks: bool = False) -> Estimate:
   """E[tau] and P(error) of a BAI algorithm, and their gradients, by simulation.
 
   Pure: runs under the caller's jax.jit and jax.vmap (family, rule, threshold,
@@ -159,6 +160,8 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
       that remain after it, with state-dependent baselines regressed by
       cross-fitting) or "score" (the whole score times f, leave-one-out
       baseline); see `monte_carlo`. Static.
+    checks: check traced values too, with `jax.experimental.checkify` (as
+      `rollout`'s `checks`; `jbai.checks`). Static.
 
   Returns:
     An `Estimate`.
@@ -180,7 +183,7 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
   trials = rollout(key, family, sg(means), rule, sg(delta) if isinstance(delta, jax.Array)
                    else delta, n_trials,
                           threshold, max_steps, params=jax.tree.map(sg, params),
-                          lanes=lanes, scores=True)
+                          lanes=lanes, scores=True, checks=checks)
   moments = monte_carlo(trials, scalar_delta=np.ndim(delta) == 0, dtype=means.dtype,
                         estimator=estimator)
   dtype = means.dtype
@@ -394,7 +397,8 @@ def _check_points(family, rule, point, wrt, h, extrapolate: bool) -> None:
 def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
                       wrt, h: float, threshold=None, max_steps=1_000_000, *,
                       params: Optional[dict] = None,
-                      lanes: Optional[int] = None, extrapolate: bool = False) -> Difference:
+                      lanes: Optional[int] = None, extrapolate: bool = False,
+                      checks: bool = False) -> Difference:
   """Central finite differences of E[tau] and P(error), with common random numbers.
 
   Both points run with the same key, so trial j sees the same random numbers at
@@ -431,6 +435,8 @@ def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
     lanes: size of the lane pool (static).
     extrapolate: Richardson's extrapolation from x +- h (n_trials) and x +- 2h
       (the first `bias_trials(n_trials)` of them; `richardson_terms`).
+    checks: check traced values too, each point x +- h (and x +- 2h) included,
+      with `jax.experimental.checkify` (as `rollout`'s `checks`). Static.
 
   Returns:
     A `Difference`.
@@ -454,7 +460,7 @@ def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
   def run(step, trials):
     m, p = point(step)
     return rollout(key, family, m, rule, delta, trials, threshold, max_steps, params=p,
-                   lanes=lanes, scores=False)
+                   lanes=lanes, scores=False, checks=checks)
 
   runs = {s * h: run(s * h, n_trials) for s in (1, -1)}
   if extrapolate:

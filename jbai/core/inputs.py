@@ -14,7 +14,8 @@ unchecked: what it computes is then the caller's responsibility (a traced delta
 of 0 gives an infinite threshold and every trial at the cap, flagged by
 `hit_cap`; a NaN mean gives NaN statistics). Check the values once outside the
 traced function (`check_delta`, `check_means`, `check_params`) when they come
-from a user. Static values (n_trials, lanes, the family, rule and threshold) are
+from a user, or pass `checks=True` (`jbai.checks`: the same checks inside
+the computation, with `jax.experimental.checkify`). Static values (n_trials, lanes, the family, rule and threshold) are
 always concrete and always checked.
 
 Confidence levels at any magnitude. The stopping thresholds need only
@@ -26,9 +27,11 @@ normal range reach it as before, so their thresholds are unchanged to the bit.
 """
 
 import decimal
+import functools
 import math
 import numbers
 import os
+import re
 from typing import NamedTuple, Optional
 
 import jax
@@ -41,9 +44,11 @@ from jbai import stops as stops_lib
 from jbai import thresholds as thresholds_lib
 from jbai.families.base import Family, check_means
 from jbai.rules.base import Rule
+from jbai.state import count_dtype
 from jbai.thresholds import LogDelta, Threshold
 
 INT32_MAX = 2**31 - 1
+DEFAULT_MAX_STEPS = 1_000_000  # a trial's cap when none is given (`default_max_steps`)
 SEED_LIMIT = 2**63  # jax.random.key takes a seed in [-2^63, 2^63)
 
 # The domains of the rules' runtime parameters (the rule factories check the same).
@@ -78,7 +83,7 @@ def check_rule_arms(family: Family, rule: Rule, means) -> None:
   refused naming the arm, the step and the rule. jbai's own rules are not run
   (their arms are in range by construction): they pay nothing. Traced means
   (under the user's jit) are not checked."""
-  if getattr(rule.select, "__module__", "").startswith("jbai."):
+  if builtin_rule(rule):
     return
   from jbai.state import empty_stats, observe
   table = np.asarray(means, float)
@@ -97,6 +102,31 @@ def check_rule_arms(family: Family, rule: Rule, means) -> None:
                        f"trial; the arms are 0 to {num_arms - 1}")
     reward = family.sample(jax.random.fold_in(key, 2 * t + 1), first[int(arm)])
     stats = observe(family, stats, jnp.asarray(arm, jnp.int32), reward)
+
+
+def builtin_rule(rule: Rule) -> bool:
+  """True for jbai's own rules (their arms are in range by construction)."""
+  return getattr(rule.select, "__module__", "").startswith("jbai.")
+
+
+_RULE_HINT = re.compile(r";\s*use\b.*$")
+
+
+@functools.lru_cache(maxsize=256)
+def rule_refusal(family, rule) -> Optional[str]:
+  """Why `rule` does not apply to `family` (None when it does), found by tracing
+  its `select` on abstract values (no compilation): a rule refuses a family with
+  a ValueError when it is traced. The rule's own advice is dropped (the caller
+  suggests options checked against the whole command)."""
+  from jbai.state import empty_stats
+  num_arms = 3
+  try:
+    jax.eval_shape(lambda key: rule.select(key, family, empty_stats(family, num_arms),
+                                           rule.init(num_arms)), jax.random.key(0))
+  except ValueError as e:
+    reason = _RULE_HINT.sub("", str(e).splitlines()[0])
+    return reason if repr(rule.name) in reason else f"rule {rule.name!r}: {reason}"
+  return None
 
 
 def resolve(family, rule, threshold) -> tuple:
@@ -287,12 +317,43 @@ def check_total(what: str, n_results: int, bytes_per_result: int) -> int:
   return check_count(f"{what}'s trials in all (int32 indices)", n_results, 1, INT32_MAX)
 
 
+def default_max_steps(rule: Rule, blocks: bool = True) -> int:
+  """The cap on a trial's rewards when none is given: the rule's own
+  (`Rule.max_steps`, a rule that pulls in blocks: its cost is per block, not
+  per reward) where its pulls come in blocks (`blocks`: a run without scores),
+  else DEFAULT_MAX_STEPS."""
+  own = getattr(rule, "max_steps", None)
+  return int(own) if blocks and own is not None else DEFAULT_MAX_STEPS
+
+
+def max_steps_limit() -> int:
+  """The largest cap a trial takes: 2^31 - 2 with int32 counts (JAX's x64 mode
+  off: `jbai.state.count_dtype`), 2^53 with int64 ones, the counts up to which
+  float64 statistics hold every count exactly."""
+  return INT32_MAX - 1 if np.dtype(count_dtype()).itemsize <= 4 else 2**53
+
+
 def check_max_steps(max_steps):
-  """max_steps, a whole number in [1, 2^31 - 1) where concrete; a traced value
-  passes through (see the module docstring)."""
+  """max_steps, a whole number in [1, `max_steps_limit()`] where concrete; a
+  traced value passes through (see the module docstring).
+
+  Raises:
+    ValueError: above the limit, saying how to reach 2^53 (x64) where the
+      counts are int32.
+  """
   if not concrete(max_steps):
     return max_steps
-  return check_count("max_steps", max_steps, 1, INT32_MAX - 1)
+  n = check_count("max_steps", max_steps, 1, 2**62)
+  limit = max_steps_limit()
+  if n > limit and limit < 2**53:
+    raise ValueError(
+        f"max_steps must be <= {limit} with 32-bit counts (JAX's x64 mode is off), got "
+        f"{max_steps!r}; enable it (JAX_ENABLE_X64=1, or "
+        "jax.config.update('jax_enable_x64', True)) for 64-bit counts, up to 2^53")
+  if n > limit:
+    raise ValueError(f"max_steps must be <= 2^53 = {limit} (counts exact in float64), "
+                     f"got {max_steps!r}")
+  return n
 
 
 def check_lanes(lanes) -> Optional[int]:
@@ -480,9 +541,11 @@ def check_memory(what: str, n_results: int, bytes_per_result: int, copies: int =
 
 
 def trial_bytes(num_arms: int, n_deltas: int, scores: bool, stat_dim: int = 2) -> int:
-  """Bytes of one trial's results: index, tau, answer, correct, hit_cap, counts,
-  steps (4 bytes each) and, with scores, final_stats, reward and policy scores."""
-  n = 2 + 4 * n_deltas + num_arms
+  """Bytes of one trial's results: index, answer, correct, hit_cap (4 bytes each),
+  tau, counts, steps (4 bytes each, 8 with 64-bit counts) and, with scores,
+  final_stats, reward and policy scores."""
+  wide = np.dtype(count_dtype()).itemsize // 4  # 4-byte words of a count
+  n = 1 + 3 * n_deltas + wide * (1 + n_deltas + num_arms)
   if scores:
     n += num_arms * stat_dim + n_deltas * num_arms + 2 * n_deltas
   return 4 * n

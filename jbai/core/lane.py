@@ -4,7 +4,9 @@ A trial is a pure function of its PRNG key: trial number n (counting instances
 first: n = instance * n_trials + j) uses key fold_in(key, n); its step t uses
 fold_in(trial_key, 2t) for the rule, and the n-th reward of arm a (n from 0)
 fold_in(fold_in(trial_key, 2a + 1), n) (keys wrapped with
-`jbai.random.prng.THREEFRY`, bit-identical to jax.random's default threefry).
+`jbai.random.prng.THREEFRY`, bit-identical to jax.random's default threefry;
+with 64-bit counts, 2t and n from 2^32 on enter as the hash's high counter
+word, where jax.random.fold_in would wrap them: `fold_in_count`).
 Each arm has its own stream of rewards, the "stack of rewards" of bandit theory:
 two runs with the same key see the same n-th reward of an arm whatever order
 they pull the arms in, so their common random numbers survive a different
@@ -39,7 +41,7 @@ import jax.numpy as jnp
 from jbai.families.base import Family
 from jbai.random import prng
 from jbai.rules.base import Rule
-from jbai.state import ArmStats, empty_stats, observe, observe_block
+from jbai.state import ArmStats, count_dtype, empty_stats, observe, observe_block
 from jbai.stops.base import Stop
 from jbai.transport import pair_costs
 
@@ -88,7 +90,7 @@ class Lane(NamedTuple):
   key: jax.Array      # [2] uint32, the trial's key
   index: jax.Array    # [] int32, trial number, -1 when idle
   means: jax.Array    # [K] float, the trial's instance
-  tau: jax.Array      # [D] int32, first crossing time per delta (0: none yet)
+  tau: jax.Array      # [D] count_dtype(), first crossing time per delta (0: none yet)
   answer: jax.Array   # [D] int32, answer at that crossing
   done: jax.Array     # [] bool, trial ended, result not yet written
   scores: Any         # Scores, or () without scores
@@ -100,27 +102,48 @@ class Config(NamedTuple):
   key: jax.Array          # [2] uint32, base key
   means: jax.Array        # [I, K] float
   n_trials: jax.Array     # [] int32, trials per instance
-  max_steps: jax.Array    # [] int32, cap on the steps of a trial
+  max_steps: jax.Array    # [] count_dtype(), cap on the rewards of a trial
   thr_params: Any         # threshold parameters (from Threshold.init)
   rule_state: Any         # every trial's initial rule state, rule.init(K)
   todo: Any = None        # [T] int32, the trial numbers to run (None: 0, 1, ..., total - 1)
 
 
+def fold_in_count(key: jax.Array, n: jax.Array) -> jax.Array:
+  """fold_in(key, n) for a count n >= 0 of `count_dtype()` (a typed key in and out).
+
+  An int32 count is folded in as jax.random.fold_in(key, uint32(n)). A 64-bit
+  count is hashed as the threefry counters (n >> 32, n mod 2^32): the same key
+  as fold_in for n < 2^32 (fold_in hashes (0, n)), and a distinct one beyond,
+  where fold_in would wrap n to 32 bits and repeat a key. No other draw hashes
+  such counters under these keys: `jbai.random.prng.block_words` hashes (block,
+  index) under the reward keys, never under a trial's or a stream's key.
+  """
+  if jnp.dtype(n.dtype).itemsize <= 4:
+    return jax.random.fold_in(key, n.astype(jnp.uint32))
+  n = n.astype(jnp.uint64)
+  data = jax.random.key_data(key)
+  words = prng.threefry2x32(data[0], data[1], (n >> 32).astype(jnp.uint32),
+                            n.astype(jnp.uint32))
+  return prng.wrap(jnp.stack(words))
+
+
 def rule_key(key: jax.Array, t: jax.Array) -> jax.Array:
   """The key of the rule's choice at step t of a trial (raw key data in, a typed
   `jbai.random.prng.THREEFRY` key out, bit-identical to jax.random's default)."""
-  return jax.random.fold_in(prng.wrap(key), 2 * t.astype(jnp.uint32))
+  if jnp.dtype(t.dtype).itemsize <= 4:
+    return jax.random.fold_in(prng.wrap(key), 2 * t.astype(jnp.uint32))
+  return fold_in_count(prng.wrap(key), 2 * t.astype(jnp.uint64))
 
 
 def reward_key(key: jax.Array, arm: jax.Array, n: jax.Array) -> jax.Array:
   """The key of arm `arm`'s n-th reward (n from 0) in a trial:
   fold_in(fold_in(trial_key, 2 arm + 1), n), the arm's own stream of rewards."""
   stream = jax.random.fold_in(prng.wrap(key), 2 * arm.astype(jnp.uint32) + 1)
-  return jax.random.fold_in(stream, n.astype(jnp.uint32))
+  return fold_in_count(stream, n)
 
 
 def pulls_of(stats: ArmStats, arm: jax.Array) -> jax.Array:
-  """[] int32, T_t(arm), read with a mask (it vectorises under vmap)."""
+  """[] count_dtype(), T_t(arm), read with a mask (it vectorises under vmap)."""
   return jnp.sum(jnp.where(jnp.arange(stats.counts.shape[-1]) == arm, stats.counts, 0))
 
 
@@ -199,7 +222,7 @@ def start(family: Family, rule: Rule, config: Config, index, num_arms: int,
           jax.random.fold_in(prng.wrap(config.key), jnp.maximum(index, 0))),
       index=index.astype(jnp.int32),
       means=config.means[instance],
-      tau=jnp.zeros(n_deltas, jnp.int32),
+      tau=jnp.zeros(n_deltas, count_dtype()),
       answer=jnp.zeros(n_deltas, jnp.int32),
       done=jnp.asarray(False),
       scores=initial_scores(family, rule, config, num_arms, n_deltas) if scores else ())
@@ -323,7 +346,7 @@ def step(family: Family, rule: Rule, threshold, config: Config, lane: Lane):
   if rule.pulls is not None and family.sample_block is not None and not scores:
     # A block of pulls of one arm (jbai.rules.base), at most the steps left.
     n = jnp.clip(rule.pulls(family, stats, rule_state, arm), 1,
-                 jnp.maximum(config.max_steps - stats.t, 1)).astype(jnp.int32)
+                 jnp.maximum(config.max_steps - stats.t, 1)).astype(stats.t.dtype)
     block = family.sample_block(k_reward, lane.means[arm], n)
     new_stats = observe_block(family, stats, arm, n, block)
   else:

@@ -37,10 +37,10 @@ class Slots(NamedTuple):
   """Results written by the lanes during one chunk."""
 
   index: jax.Array    # [M] int32, trial number (-1: unused slot)
-  tau: jax.Array      # [M, D] int32
+  tau: jax.Array      # [M, D] count_dtype() (jbai.state: int64 with x64, else int32)
   answer: jax.Array   # [M, D] int32
-  counts: jax.Array   # [M, K] int32, final counts
-  steps: jax.Array    # [M] int32, length of the trial
+  counts: jax.Array   # [M, K] count_dtype(), final counts
+  steps: jax.Array    # [M] count_dtype(), length of the trial (rewards)
   extra: dict         # with scores: final_stats [M, K, S], reward_score [M, D, K],
                       # "policy_score.<name>" [M, D], causal_score [M, D, K], score_cv
                       # [M, D, F, K], "causal_policy_score.<name>" [M, D] and

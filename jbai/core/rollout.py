@@ -14,12 +14,15 @@ from typing import Any, NamedTuple, Optional
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.experimental import checkify
 
 from jbai import stops
 from jbai.stops import eps_good as eps_lib
+from jbai import checks as checks_lib
 from jbai.core import guard, inputs, pool as pool_lib, records
 from jbai.core.lane import Config
 from jbai.families.base import check_means
+from jbai.state import count_dtype
 
 CORE_CHUNK = 256  # steps between scattering results (no host in between)
 
@@ -64,11 +67,13 @@ def from_records(flat: dict, lead: tuple, scalar_delta: bool, scores: bool) -> R
 
 
 @functools.lru_cache(maxsize=64)
-def _program(family, rule, threshold, num_arms, n_deltas, total, n_lanes, scores, unroll):
+def _program(family, rule, threshold, num_arms, n_deltas, total, n_lanes, scores, unroll,
+             checks=False):
   """The jitted whole simulation of `total` trials: the chunk of `build_chunk` run
   until every trial is written, its slots scattered into per-trial outputs; once
   every trial has started and few lanes still run, the pool moves to the next of
-  `pool_sizes` (as `simulate`'s tail does)."""
+  `pool_sizes` (as `simulate`'s tail does). With `checks`, the checks of the
+  rule's select are functionalised (`jbai.checks`): it returns (error, out)."""
   sizes = pool_lib.pool_sizes(n_lanes)
   chunks = [pool_lib.build_chunk(family, rule, threshold, num_arms, n_deltas, size,
                                  CORE_CHUNK, scores, unroll) for size in sizes]
@@ -99,13 +104,14 @@ def _program(family, rule, threshold, num_arms, n_deltas, total, n_lanes, scores
       carry = jax.lax.while_loop(cond, body, carry)
     return carry[1]
 
-  return jax.jit(run)
+  return jax.jit(checkify.checkify(run) if checks else run)
 
 
 def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
-            threshold=None, max_steps=1_000_000, *, params: Optional[dict] = None,
+            threshold=None, max_steps=None, *, params: Optional[dict] = None,
             lanes: Optional[int] = None, scores: bool = True,
-            unroll: Optional[int] = None, eps_good: Optional[float] = None) -> Rollout:
+            unroll: Optional[int] = None, eps_good: Optional[float] = None,
+            checks: bool = False) -> Rollout:
   """Runs n_trials trials inside one compiled program: a pure function.
 
   The lane pool of `simulate` (same chunk program, same lane recycling) in a
@@ -127,8 +133,10 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
     threshold: a `Threshold` or a name, or a `jbai.stops.Stop`; None: the rule's
       own stop, else the GLLR with gk16 (a rule whose sampling depends on delta
       takes one level: see `jbai.stops.base`).
-    max_steps: cap on a trial's length, a whole number in [1, 2^31 - 1) (checked
-      when concrete).
+    max_steps: cap on a trial's rewards, a whole number in [1, 2^31 - 2] (in [1,
+      2^53] with JAX's x64 mode, whose counts are int64), checked when concrete;
+      None: the rule's default (`jbai.core.inputs.default_max_steps`: 10^6, or a
+      block rule's own without scores).
     params: the rule's runtime parameters, {name: value} (e.g. {"beta": b} for a
       top-two rule, {"eps": e} for TCB): they replace the values the rule was
       built with, and may be traced (vmap, grad).
@@ -141,6 +149,12 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
       (a GLLR threshold; None: gk16) and count an answer as correct when it is
       eps-good, mu_answer >= max mu - eps (`jbai.stops.eps_good`). Refused
       (ValueError) with a stop other than the GLLR.
+    checks: check traced values too (`jbai.checks`, with
+      `jax.experimental.checkify`): NaN or infinite means, means outside Theta, a
+      tie for the best arm, delta outside (0, 1), a runtime parameter outside its
+      domain, and a user's rule's arm out of range on every step. Under the
+      caller's `jax.jit`, functionalise with `checkify.checkify` and call
+      `err.throw()` outside. Static; off, it costs nothing.
 
   Returns:
     A `Rollout` of jax arrays.
@@ -154,6 +168,7 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
   key = inputs.check_key(key)
   # No silent zero derivative of tau, answer or counts (jbai.core.guard).
   means, delta, params = guard.no_pathwise("jbai.rollout", means, delta, params)
+  rule = eps_lib.rule_for_eps(rule, eps_good)
   threshold = eps_lib.with_eps(inputs.as_rule(rule), threshold, eps_good)
   family, rule, threshold = inputs.resolve(family, rule, threshold)
   dtype = jnp.zeros(()).dtype
@@ -164,6 +179,8 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
   if means.ndim not in (1, 2):
     raise ValueError(f"means must have shape [K] or [I, K], got shape {means.shape}")
   n_trials = inputs.check_trials(n_trials)
+  if max_steps is None:
+    max_steps = inputs.default_max_steps(rule, blocks=not scores)
   max_steps = inputs.check_max_steps(max_steps)
   lanes = inputs.check_lanes(lanes)
   table = means.reshape(-1, means.shape[-1])
@@ -179,7 +196,7 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
                      inputs.trial_bytes(num_arms, n_deltas, bool(scores)))
   config = Config(key=inputs.raw_key(key), means=table,
                   n_trials=jnp.asarray(n_trials, jnp.int32),
-                  max_steps=jnp.asarray(max_steps, jnp.int32),
+                  max_steps=jnp.asarray(max_steps, count_dtype()),
                   thr_params=thr_params,
                   rule_state=stops.with_delta(
                       rule.name, inputs.initial_rule_state(rule, num_arms, params),
@@ -188,9 +205,36 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
   total = n_inst * n_trials
   unroll = pool_lib.default_unroll() if unroll is None else unroll
   pool_lib.check_unroll(unroll)
+  if checks:
+    _check_traced(family, table, delta, params, dtype)
+    if not inputs.builtin_rule(rule):
+      rule = rule._replace(select=checks_lib.checked_select(rule.select, num_arms, rule.name))
   run = _program(family, rule.program(), threshold, num_arms, n_deltas, total,
-                 int(lanes or pool_lib.default_lanes(total)), bool(scores), unroll)
-  flat = records.finish(jnp, run(config), table, n_trials,
-                        eps_lib.eps_of(threshold))
+                 int(lanes or pool_lib.default_lanes(total)), bool(scores), unroll,
+                 bool(checks))
+  out = run(config)
+  if checks:
+    error, out = out
+    checkify.check_error(error)
+  flat = records.finish(jnp, out, table, n_trials, eps_lib.eps_of(threshold))
   lead = (n_inst, n_trials) if means.ndim == 2 else (n_trials,)
   return from_records(flat, lead, np.ndim(delta) == 0, scores)
+
+
+def _check_traced(family, table, delta, params, dtype) -> None:
+  """The checks of `checks=True` on the values that are traced (concrete ones
+  were checked at the boundary), handed on with `checkify.check_error`."""
+  traced = {"table": table, "delta": delta}
+  traced = {k: v for k, v in traced.items() if not inputs.concrete(v)}
+  traced_params = {k: v for k, v in (params or {}).items() if not inputs.concrete(v)}
+  if not (traced or traced_params):
+    return
+
+  def check(traced, traced_params):
+    if "table" in traced:
+      checks_lib.check_means(family, traced["table"])
+    if "delta" in traced:
+      checks_lib.check_delta(jnp.asarray(traced["delta"], dtype))
+    checks_lib.check_params(traced_params, inputs.RUNTIME_DOMAINS)
+
+  checks_lib.run_checked(check, traced, traced_params)

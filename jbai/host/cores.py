@@ -22,11 +22,13 @@ importing jax and before JAX's first computation.
 """
 
 import math
+import numbers
 import os
 import re
 from typing import Optional
 
 import jax
+import numpy as np
 
 ENV_DEVICES = "JBAI_DEVICES"  # the command line's device count (--devices wins)
 ENV_THREADS = "PJRT_NPROC"    # XLA's thread count for its CPU pools
@@ -88,9 +90,9 @@ def check_devices(n, name: str = "devices") -> int:
       n = int(n.strip())
     except ValueError:
       raise ValueError(f"{name} must be a positive whole number, got {n!r}") from None
-  if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+  if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral) or n < 1:
     raise ValueError(f"{name} must be a positive whole number, got {n!r}")
-  return n
+  return int(n)
 
 
 def use_cpu_cores(n: Optional[int] = None) -> int:

@@ -20,6 +20,7 @@ from jbai.core.lane import Config
 from jbai.core.rollout import Rollout, from_records
 from jbai.host import memory_maps, programs
 from jbai.host.summary import optimal, summarize
+from jbai.state import count_dtype
 
 
 @jax.tree_util.register_pytree_node_class
@@ -186,12 +187,13 @@ def _run(program, compiled, pool, config, total, out, seen, n_lanes, per_device,
   return timing, sizes
 
 
-def _summaries(family, table, levels, flat, n_trials: int) -> list:
-  """One summary per (instance, delta); `levels` carries log(1/delta)."""
+def _summaries(family, table, levels, flat, n_trials: int, eps: float = 0.0) -> list:
+  """One summary per (instance, delta); `levels` carries log(1/delta). With eps > 0
+  (eps-good answers) T*, w* and the ratio are the eps oracle's (`jbai.oracle.eps`)."""
   summaries = []
   for i in range(table.shape[0]):
     sl = slice(i * n_trials, (i + 1) * n_trials)
-    optimum = optimal(family, table[i])
+    optimum = optimal(family, table[i], eps)
     for d, dlt in enumerate(levels.values):
       summaries.append(summarize(family, table[i], dlt, flat["tau"][sl, d],
                                  flat["correct"][sl, d], flat["hit_cap"][sl, d],
@@ -201,7 +203,7 @@ def _summaries(family, table, levels, flat, n_trials: int) -> list:
 
 
 def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
-             threshold=None, max_steps: int = 1_000_000, lanes: Optional[int] = None,
+             threshold=None, max_steps: Optional[int] = None, lanes: Optional[int] = None,
              chunk: int = 2048, progress: Optional[Callable] = None,
              on_chunk: Optional[Callable] = None, devices=None,
              shrink: Optional[float] = 2.0, done: Optional[dict] = None,
@@ -227,8 +229,11 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
     threshold: a `Threshold` (or "gk16", "kk", "paper"), or another stopping rule
       (`jbai.stops.Stop`); None: the rule's own stop, else the GLLR with gk16.
       A rule whose sampling depends on delta (`jbai.stops.base`) takes one level.
-    max_steps: cap on the length of a trial; trials that reach it are reported
-      in `hit_cap` (and counted as errors in the summary's error rate).
+    max_steps: cap on a trial's rewards; trials that reach it are reported in
+      `hit_cap` (and counted as errors in the summary's error rate). At most
+      2^31 - 2, or 2^53 with JAX's x64 mode (64-bit counts). None: the rule's
+      default (`jbai.core.inputs.default_max_steps`: 10^6, or a block rule's
+      own without scores); the run's cap is in `stats["max_steps"]`.
     lanes: lanes per device (default: see `jbai.core.pool.default_lanes`).
     chunk: steps per compiled chunk between host callbacks.
     progress: optional callback(done_trials, total_trials, lane_steps).
@@ -258,7 +263,9 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
       (ValueError) with a stop other than the GLLR.
 
   Returns:
-    A `Result` (each summary's "eps_good": the eps its error rate counts against).
+    A `Result` (each summary's "eps_good": the eps its error rate counts against;
+    with eps > 0 its "t_star", "w_star", "t_star_log" and "ratio" are those of the
+    eps-good complexity T*_eps(nu), `jbai.oracle.eps_solve`).
 
   Example:
     >>> import jax, jbai
@@ -269,7 +276,10 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
   """
   inputs.refuse_traced("jbai.simulate", "jbai.rollout, its pure counterpart", means=means,
                        delta=delta, key=key)
+  rule = eps_lib.rule_for_eps(rule, eps_good)
   threshold = eps_lib.with_eps(inputs.as_rule(rule), threshold, eps_good)
+  if max_steps is None:
+    max_steps = inputs.default_max_steps(inputs.as_rule(rule), blocks=not scores)
   family, rule, threshold, means_np, levels = _check(key, family, rule, threshold, means,
                                                      delta, n_trials, max_steps, lanes, chunk,
                                                      scores)
@@ -291,7 +301,7 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
   dtype = jnp.result_type(float)
   config = Config(key=inputs.raw_key(key), means=np.asarray(table, dtype),
                   n_trials=np.asarray(n_trials, np.int32),
-                  max_steps=np.asarray(max_steps, np.int32),
+                  max_steps=np.asarray(max_steps, count_dtype()),
                   thr_params=inputs.threshold_params(threshold, levels, num_arms, dtype),
                   rule_state=stops.with_delta(rule.name, rule.init(num_arms),
                                               levels.log_inv))
@@ -318,11 +328,11 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
            "lane_steps": timing.lane_steps,
            "utilisation": timing.useful / timing.lane_steps if timing.lane_steps else 0.0,
            "lanes": sizes[0], "pool_sizes": sizes, "devices": len(devices),
-           "resumed_trials": n_all - total,
+           "resumed_trials": n_all - total, "max_steps": int(max_steps),
            "rule": repr(rule), "family": repr(family), "threshold": repr(threshold)}
   lead = (n_inst, n_trials) if means_np.ndim == 2 else (n_trials,)
   trials = from_records(flat, lead, np.ndim(delta) == 0, scores)
-  summaries = _summaries(family, table, levels, flat, n_trials)
+  summaries = _summaries(family, table, levels, flat, n_trials, eps)
   for s in summaries:  # the error rate counts answers that are not eps-good
     s["eps_good"] = eps
   return Result(trials, summaries, stats)

@@ -2,6 +2,8 @@
 
 The ratio E[tau] / (T*(nu) log(1/delta)) compares a rule with the asymptotic
 lower bound of Garivier & Kaufmann (2016): E[tau] >= T*(nu) log(1/(2.4 delta)).
+For eps-good answers the callers pass the eps oracle's solution as `optimum`, and
+T* is T*_eps(nu) (Garivier & Kaufmann 2021; `jbai.oracle.eps`).
 """
 
 import math
@@ -45,7 +47,8 @@ def summarize(family: Family, means, delta: float, tau, correct, hit_cap,
   correct answer); `wrong` counts wrong answers alone. Trials at the cap enter the
   mean tau at the cap (so that mean is then a lower bound, flagged by hit_cap > 0).
   `optimum` is (w(nu), Gamma(nu)) when the caller has it (default: the cached
-  oracle solution of `optimal(family, means)`). `log_inv_delta` is log(1/delta)
+  oracle solution of `optimal(family, means)`; for eps-good answers,
+  `optimal(family, means, eps)`, whose T* is T*_eps). `log_inv_delta` is log(1/delta)
   when the caller carries it (a delta below float64's range is 0.0 as a float).
   """
   n = len(tau)

@@ -19,6 +19,12 @@ Python boundary and accept a batch [I, K] of instances. `exact_solve`,
 `projected_solve` and `exact_beta_solve` are the raw pure functions (no validation,
 safe on ties) for use inside jitted code; `gamma_bounds` certifies any allocation.
 
+The eps-good oracle (`jbai.oracle.eps`): `eps_solve` (raw) and
+`eps_optimal_allocation` (validated) give T*_eps(nu) = 1 / Gamma_eps(nu), w*_eps(nu)
+and the answer for eps-best-arm identification with an additive eps (Garivier &
+Kaufmann 2021), the complexity of the eps-GLLR stop; at eps = 0 they give the
+exact oracle's solution.
+
 Example:
   >>> import jbai
   >>> w, gamma, info = jbai.oracle.optimal_allocation("gaussian", [1.2, 1.0, 1.0, 1.0, 1.0])
@@ -34,12 +40,17 @@ from typing import Optional, Union
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.experimental import checkify
 from jax.typing import ArrayLike
 
 from jbai import families
+from jbai import checks as traced_checks
+from jbai.checks import run_checked
 from jbai.families.base import Family, check_means
 from jbai.oracle.exact import (OracleInfo, default_iters, exact_beta_solve, exact_solve,
                                gamma_bounds, relative_gap)
+from jbai.oracle.eps import (EpsOracle, check_eps, eps_gamma, eps_optimal_allocation,
+                             eps_solve)
 from jbai.oracle.projected import (DEFAULT_STEPS, projected_solve,
                                    scale_by_simplex_geometry)
 from jbai.oracle.t_star import t_star_gradient, t_star_log_gradient
@@ -80,7 +91,7 @@ def _solve(family, means, method, steps, tol):
 
 def optimal_allocation(family: Union[Family, str], means: ArrayLike,
                        method: str = "optax", steps: int = DEFAULT_STEPS,
-                       tol: Optional[float] = None):
+                       tol: Optional[float] = None, checks: bool = False):
   """Optimal allocation w(nu) and problem complexity Gamma(nu) = 1 / T*(nu).
 
   Args:
@@ -90,6 +101,11 @@ def optimal_allocation(family: Union[Family, str], means: ArrayLike,
     steps: number of ascent steps of the optax solver.
     tol: `info.converged` is `info.gap <= tol`; default 1e-6 (1000 float eps in
       float32).
+    checks: check traced means too, with `jax.experimental.checkify`
+      (`jbai.checks`): NaN, infinite or outside Theta, a tie for the best
+      arm, and Gamma(nu) not a positive number (a best arm the dtype cannot tell
+      apart). Under the caller's `jax.jit`, functionalise with
+      `checkify.checkify` and call `err.throw()` outside.
 
   Returns:
     (w, gamma, info): w [..., K] on the simplex, gamma [...] = Gamma(nu, w), and
@@ -97,7 +113,7 @@ def optimal_allocation(family: Union[Family, str], means: ArrayLike,
     (upper bound - gamma) / gamma on Gamma(nu).
 
   Under the caller's `jax.jit`, `jax.vmap` or `jax.grad` the means are traced
-  and pass unchecked (as in `exact_solve`).
+  and pass unchecked (as in `exact_solve`) unless `checks` is set.
 
   Raises:
     ValueError: for an unknown family or method, fewer than two arms, a tie for
@@ -112,10 +128,24 @@ def optimal_allocation(family: Union[Family, str], means: ArrayLike,
   means = _means(family, means)
   if tol is None:
     tol = max(1e-6, 1000 * float(jnp.finfo(means.dtype).eps))
+  if checks and not checked:
+    run_checked(functools.partial(traced_checks.check_means, family), means)
   w, gamma, info = _solve(family, means, method, int(steps), tol)
   if checked and not isinstance(gamma, jax.core.Tracer):
     _check_gamma(family, means, gamma)
+  elif checks:
+    run_checked(functools.partial(_check_gamma_traced, family), means, gamma)
   return w, gamma, info
+
+
+def _check_gamma_traced(family: Family, means, gamma) -> None:
+  """`_check_gamma` of traced values, with `checkify` (`checks=True`)."""
+  table = jnp.reshape(means, (-1, means.shape[-1]))
+  bad = ~(jnp.isfinite(gamma) & (gamma > 0)).reshape(-1)
+  checkify.check(~jnp.any(bad), "the best arm of means {} cannot be told apart in " +
+                 table.dtype.name + f" by the {family!r} family: Gamma(nu) = {{}} (T*(nu) "
+                 "infinite); separate the best arm more", table[jnp.argmax(bad)],
+                 jnp.reshape(gamma, (-1,))[jnp.argmax(bad)])
 
 
 def _check_gamma(family: Family, means, gamma) -> None:
@@ -140,13 +170,23 @@ def _optimum(family: Family, means: tuple, dtype: str) -> tuple:
   return tuple(float(x) for x in np.asarray(w)), float(gamma)
 
 
-def optimal(family: Family, means) -> tuple:
-  """(w(nu), Gamma(nu)) of the exact oracle at one concrete instance, as Python floats.
+@functools.lru_cache(maxsize=256)
+def _eps_optimum(family: Family, means: tuple, eps: float, dtype: str) -> tuple:
+  del dtype  # a key only, as in _optimum
+  sol = eps_solve(family, np.asarray(means), eps)
+  return tuple(float(x) for x in np.asarray(sol.w)), float(sol.gamma)
 
-  Cached per (family, means, default float dtype): the summaries of many
+
+def optimal(family: Family, means, eps: float = 0.0) -> tuple:
+  """(w(nu), Gamma(nu)) of the exact oracle at one concrete instance, as Python floats;
+  with eps > 0, (w*_eps(nu), Gamma_eps(nu)) of the eps-good oracle (`eps_solve`).
+
+  Cached per (family, means, eps, default float dtype): the summaries of many
   simulations of one instance (a sweep over beta or delta) solve the oracle once.
   """
   means = tuple(float(m) for m in np.asarray(means, float).reshape(-1))
+  if eps:
+    return _eps_optimum(family, means, float(eps), str(jnp.result_type(float)))
   return _optimum(family, means, str(jnp.result_type(float)))
 
 
@@ -180,7 +220,8 @@ def beta_optimal_allocation(family: Union[Family, str], means: ArrayLike,
   return exact_beta_solve(family, means, jnp.asarray(b, means.dtype))
 
 
-__all__ = ["METHODS", "OracleInfo", "beta_optimal_allocation", "exact_beta_solve",
+__all__ = ["METHODS", "EpsOracle", "OracleInfo", "beta_optimal_allocation", "check_eps",
+           "eps_gamma", "eps_optimal_allocation", "eps_solve", "exact_beta_solve",
            "exact_solve", "gamma_bounds", "optimal_allocation", "projected_solve",
            "relative_gap", "scale_by_simplex_geometry", "t_star_gradient",
            "t_star_log_gradient", "WarmSolution", "WarmStart",

@@ -43,9 +43,14 @@ w; the solvers then return Gamma = 0, w uniform over the tied arms (w_a = beta a
 the rest uniform for the beta-optimal one), and zero derivatives, never NaN. At an
 end of Theta (a Bernoulli arm at 0 or 1) the KL's partial derivatives are infinite:
 the implicit derivatives are those 4 ulp inside (`_interior`), finite (they grow
-like log(1/distance)); where the implicit system is singular in the working
-precision (float32 near-ties at an end, e.g. [1, 0.999999, 0.2]) the pseudo-inverse
-gives a finite least-squares derivative, not an accurate one (use float64 there).
+like log(1/distance)). Means narrower than float64 (float32) are differentiated
+in float64: z and the implicit system are solved again in float64 on the host
+(a `jax.pure_callback`) at the same inputs and rounded back, since near a tie
+the float32 system has lost its digits (Bernoulli [1, 0.999999, 0.2]). Under
+differentiation the values are then those of the float64 solve too (a best arm
+that float32 judged tied, its KL rounding to 0, is told apart); the
+undifferentiated solve stays in the means' dtype. A system that is not finite
+gives NaN derivatives, never a silent zero.
 
 Certificate: for any w and any p in the simplex over the arms i != a,
 Gamma(nu) <= max_j d/dw_j sum_i p_i C_i(w) (concavity and 1-homogeneity of the pair
@@ -59,6 +64,7 @@ from typing import Callable, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 
 from jbai.families.base import Family
@@ -200,8 +206,14 @@ def _residual(family: Family, means, beta, a, z):
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(0, 1))
 def _implicit(family: Family, primal: Callable, means: jax.Array, beta) -> jax.Array:
-  """z for one instance, from `primal(means, beta)`, with implicit derivatives."""
-  return jax.lax.stop_gradient(primal(means, beta))
+  """(z, tie) for one instance, [2K+2]: z from `primal(means, beta)`, with
+  implicit derivatives, and 1.0 where the best arm is tied in the precision z
+  was solved in (`_safe_means`), else 0.0."""
+  return jax.lax.stop_gradient(_with_tie(family, means, primal(means, beta)))
+
+
+def _with_tie(family: Family, means: jax.Array, z: jax.Array) -> jax.Array:
+  return jnp.append(z, _safe_means(family, means)[1].astype(z.dtype))
 
 
 def _interior(family: Family, means: jax.Array) -> jax.Array:
@@ -223,36 +235,103 @@ def _interior(family: Family, means: jax.Array) -> jax.Array:
   return means
 
 
+def _tangent_map(family: Family, means: jax.Array, beta, z: jax.Array):
+  """dz/dmu [2K+1, K] and dz/dbeta [2K+1] (None for the optimal allocation) at
+  the solution z of one instance: -(dR/dz)^{-1} dR/d(mu, beta), from primal
+  values only. Zero on a tie for the best arm (the module docstring's
+  convention); NaN, never a silent zero, where the system is not finite."""
+  safe, tie, _ = _safe_means(family, means)
+  a = jnp.argmax(safe)
+  safe = _interior(family, safe)  # finite derivatives at the ends of Theta
+  res = lambda z_, m_, b_: _residual(family, m_, b_, a, z_)
+  jac = jax.jacfwd(res, argnums=0)(z, safe, beta)
+  # A beta of None (the optimal allocation) is an empty pytree: no column.
+  rhs_means, rhs_beta = jax.jacfwd(res, argnums=(1, 2))(z, safe, beta)
+  finite = jnp.all(jnp.isfinite(jac))
+  jac = jnp.where(finite & ~tie, jac, jnp.eye(z.shape[0], dtype=z.dtype))
+  # A system that is singular in the working precision is solved by the
+  # pseudo-inverse (the least-squares solution), finite, instead of giving NaN
+  # for every arm.
+  inverse = jnp.linalg.inv(jac)
+  inverse = jnp.where(jnp.all(jnp.isfinite(inverse)), inverse, jnp.linalg.pinv(jac))
+
+  def solved(rhs):
+    dz = -inverse @ rhs
+    return jnp.where(tie, 0.0, jnp.where(finite, dz, jnp.nan))
+
+  return solved(rhs_means), None if beta is None else solved(rhs_beta)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _solve_and_map(family: Family, means: jax.Array, beta):
+  """(z, `_tangent_map`) of a batch [B, K] (beta [B] or None), z solved in the
+  means' dtype (float64 on the host: `_host_solve_and_map`)."""
+  def one(mu, b):
+    z = _primal(family, default_iters(mu.dtype), mu, b)
+    return (_with_tie(family, mu, z),) + _tangent_map(family, mu, b, z)
+  return jax.vmap(one)(means, beta)
+
+
+def _host_solve_and_map(family: Family, means, beta):
+  """`_solve_and_map` computed in float64 on the host CPU, returned in the means'
+  dtype; means [..., K] and beta [...] (or None) with any leading axes."""
+  dtype = np.asarray(means).dtype
+  lead, k = np.shape(means)[:-1], np.shape(means)[-1]
+  flat_means = np.asarray(means, np.float64).reshape(-1, k)
+  flat_beta = None if beta is None else np.asarray(beta, np.float64).reshape(-1)
+  with jax.enable_x64(True), jax.default_device(jax.devices("cpu")[0]):
+    out = _solve_and_map(family, flat_means, flat_beta)
+  shapes = (2 * k + 2,), (2 * k + 1, k), (2 * k + 1,)
+  return tuple(np.asarray(v, dtype).reshape(lead + shape)
+               for v, shape in zip(out, shapes) if v is not None)
+
+
+def _solve_and_map_in_float64(family: Family, means: jax.Array, beta):
+  """(z, dz/dmu, dz/dbeta) solved in float64 for means of a narrower dtype
+  (float32), by a host callback, and rounded to that dtype.
+
+  Near a tie the float32 solution and its implicit system lose their digits
+  (Bernoulli [1, 0.999999, 0.2]: a transport point rounds onto the end of Theta;
+  the float32 derivative of Gamma came out 1e-14 where float64 gives 12.5),
+  while the float64 solve at the same float32 inputs keeps them. Only the
+  differentiated path pays for it (undifferentiated solves stay in float32, as
+  inside simulation loops). Works under jit and vmap; a second derivative raises
+  (callbacks have none) rather than being silently wrong.
+  """
+  k = means.shape[-1]
+  lead = means.shape[:-1]
+  shapes = [jax.ShapeDtypeStruct(lead + shape, means.dtype)
+            for shape in ((2 * k + 2,), (2 * k + 1, k), (2 * k + 1,))]
+  if beta is None:
+    z, d_means = jax.pure_callback(functools.partial(_host_solve_and_map, family, beta=None),
+                                   tuple(shapes[:2]), means, vmap_method="broadcast_all")
+    return z, d_means, None
+  return jax.pure_callback(functools.partial(_host_solve_and_map, family), tuple(shapes),
+                           means, beta, vmap_method="broadcast_all")
+
+
 @_implicit.defjvp
 def _implicit_jvp(family, primal, primals, tangents):
   means, beta = primals
   d_means, d_beta = tangents
-  safe, tie, _ = _safe_means(family, means)
-  z = jax.lax.stop_gradient(primal(means, beta))
-  a = jnp.argmax(safe)
-  safe = _interior(family, safe)  # finite derivatives at the ends of Theta
-  # A beta of None (the optimal allocation) is an empty pytree: no tangent.
-  res = lambda z_, m_, b_: _residual(family, m_, b_, a, z_)
-  jac = jax.jacfwd(res, argnums=0)(z, safe, beta)
-  _, rhs = jax.jvp(lambda m_, b_: res(z, m_, b_), (safe, beta),
-                   (jnp.where(tie, 0.0, d_means), d_beta))
-  ok = ~tie & jnp.all(jnp.isfinite(jac))
-  jac = jnp.where(ok, jac, jnp.eye(z.shape[0], dtype=z.dtype))
-  # A system that is singular in the working precision (in float32 a transport
-  # point can round onto an end of Theta when an arm's weight is ~1e-8) is solved
-  # by the pseudo-inverse (the least-squares solution), finite, instead of giving
-  # NaN for every arm. The choice depends on the primal only (dz stays linear).
-  inverse = jnp.linalg.inv(jac)
-  inverse = jnp.where(jnp.all(jnp.isfinite(inverse)), inverse, jnp.linalg.pinv(jac))
-  dz = -inverse @ jnp.where(ok, rhs, 0.0)
-  return z, jnp.where(ok, dz, 0.0)
+  if jnp.finfo(means.dtype).bits < 64:
+    z, map_means, map_beta = _solve_and_map_in_float64(family, means, beta)
+  else:
+    z = jax.lax.stop_gradient(primal(means, beta))
+    map_means, map_beta = _tangent_map(family, means, beta, z)
+    z = _with_tie(family, means, z)
+  dz = map_means @ d_means
+  if beta is not None:
+    dz = dz + map_beta * d_beta
+  return z, jnp.append(dz, jnp.zeros((), dz.dtype))  # the tie flag: no tangent
 
 
 def _allocation(family: Family, means: jax.Array, z: jax.Array, beta):
-  """(w, gamma) from z, with the tie convention of the module docstring."""
+  """(w, gamma) from (z, tie) of `_implicit`, with the tie convention of the
+  module docstring."""
   k = means.shape[-1]
-  x, y = z[:k], z[2 * k]
-  _, tie, tied = _safe_means(family, means)
+  x, y, tie = z[:k], z[2 * k], z[2 * k + 1] > 0
+  _, _, tied = _safe_means(family, means)
   if beta is None:
     total = jnp.sum(x)
     w, gamma = x / total, y / total

@@ -52,10 +52,12 @@ def job_label(job: dict) -> str:
   if job["kind"] == "search":
     return (f"{rule_label(job['rule'], job['rule_params'])} instance search, K={job['arms']}, "
             f"{job['steps']} steps of {job['trials']} trials")
-  k = len(job["means"])
+  k = np.shape(job["means"])
   what = {"simulate": f"{job['trials']} trials", "gradient": f"{job['trials']} trials, scores",
           "trace": f"trace {job['trials']}x{job.get('horizon')}"}[job["kind"]]
-  return f"{rule_label(job['rule'], job['rule_params'])} {job['family']} K={k} {what}"
+  where = f"K={k[-1]}" if len(k) == 1 else f"{k[0]} instance(s) K={k[-1]}"
+  delta = "" if len(job.get("delta", ())) != 1 or len(k) == 1 else f" delta={job['delta'][0]:g}"
+  return f"{rule_label(job['rule'], job['rule_params'])} {job['family']} {where}{delta} {what}"
 
 
 def result_of(records: dict, job: dict) -> Optional[dict]:
@@ -88,13 +90,23 @@ def lanes_for(trials: int) -> int:
 # ---------------------------------------------------------------- simulate
 
 def simulate_job(family: str, means, rule: str, rule_params: dict, delta, trials: int,
-                 threshold: str, max_steps: int, seed: int) -> dict:
-  """The job of one `jbai.simulate` call (delta: a list of levels)."""
-  return {"kind": "simulate", "family": family, "means": [float(m) for m in means],
-          "rule": rule, "rule_params": dict(rule_params),
-          "delta": [float(d) for d in np.atleast_1d(delta)], "trials": int(trials),
-          "threshold": threshold, "max_steps": int(max_steps), "seed": int(seed),
-          "dtype": dtype_name()}
+                 threshold: str, max_steps: int, seed: int, dtype: Optional[str] = None,
+                 family_params: Optional[dict] = None) -> dict:
+  """The job of one `jbai.simulate` call (delta: a list of levels).
+
+  `means` [K] asks for the summary per delta; [I, K] (a batch of instances, a
+  study's) for the per-trial records (`trial_records`). `dtype` defaults to
+  JAX's default float; `family_params` (the family's constructor arguments) is
+  recorded only when given.
+  """
+  job = {"kind": "simulate", "family": family, "means": np.asarray(means, float).tolist(),
+         "rule": rule, "rule_params": dict(rule_params),
+         "delta": [float(d) for d in np.atleast_1d(delta)], "trials": int(trials),
+         "threshold": threshold, "max_steps": int(max_steps), "seed": int(seed),
+         "dtype": dtype or dtype_name()}
+  if family_params:
+    job["family_params"] = dict(family_params)
+  return job
 
 
 def _simulation_summary(res, deltas) -> dict:
@@ -116,17 +128,40 @@ def _simulation_summary(res, deltas) -> dict:
           "useful_steps": res.stats.get("useful_steps")}
 
 
-def run_simulate(job: dict, progress) -> dict:
-  """Runs a "simulate" job: per delta, the summary of `jbai.simulate`."""
+def trial_records(res) -> dict:
+  """The per-trial arrays of a batch run, [I, n, D] nested lists of integers:
+  tau, answer, correct and hit_cap (0 or 1)."""
+  return {"records": {k: np.asarray(getattr(res, k), np.int64).tolist()
+                      for k in ("tau", "answer", "correct", "hit_cap")},
+          "trials": int(res.tau.shape[1]),
+          "wall_seconds": res.stats.get("wall_seconds"),
+          "compile_seconds": res.stats.get("compile_seconds"),
+          "useful_steps": res.stats.get("useful_steps")}
+
+
+def run_simulate(job: dict, progress, checkpoint=None) -> dict:
+  """Runs a "simulate" job: per delta, the summary of `jbai.simulate`, or for a
+  batch of instances ([I, K] means) the per-trial records (`trial_records`).
+
+  `checkpoint` (`jbai.reproduce.runner.Checkpoint`), when given, keeps the
+  trials finished so far, so that an interrupted job resumes where it stopped.
+  """
   import jax
   from jbai.families import get as get_family
   from jbai.host.simulate import simulate
   from jbai.rules import get as get_rule
-  res = simulate(jax.random.key(job["seed"]), get_family(job["family"]), job["means"],
-                 get_rule(job["rule"], **job["rule_params"]), job["delta"], job["trials"],
-                 threshold=job["threshold"], max_steps=job["max_steps"],
-                 lanes=lanes_for(job["trials"]),
-                 progress=lambda done, total, *_: progress.update(done, total, "trials"))
+  means = job["means"]
+  with jax.enable_x64(job["dtype"] == "float64"):
+    res = simulate(jax.random.key(job["seed"]),
+                   get_family(job["family"], **job.get("family_params", {})), means,
+                   get_rule(job["rule"], **job["rule_params"]), job["delta"], job["trials"],
+                   threshold=job["threshold"], max_steps=job["max_steps"],
+                   lanes=lanes_for(job["trials"] * (len(means) if np.ndim(means) == 2 else 1)),
+                   progress=lambda done, total, *_: progress.update(done, total, "trials"),
+                   done=None if checkpoint is None else checkpoint.done(),
+                   on_chunk=None if checkpoint is None else checkpoint.save)
+  if np.ndim(means) == 2:
+    return trial_records(res)
   return _simulation_summary(res, job["delta"])
 
 

@@ -11,16 +11,55 @@ skipped and listed in `damaged`, and its job runs again.
 
 The runner knows no job kind: it is given a table {kind: executor}, where
 `executor(job, progress)` returns the job's result (see jobs.py).
+
+With `checkpoints`, an executor also gets a `Checkpoint` (`executor(job,
+progress, checkpoint)`): the trials a job has finished are appended to
+`partial.jsonl` as they come, so that a job interrupted part-way resumes from
+its last finished trials rather than from its start (a study's long jobs). The
+file is removed once every job asked for is stored.
 """
 
+import hashlib
 import os
 import time
 from typing import Callable, Iterable, Optional
+
+import numpy as np
 
 from jbai.host import io
 from jbai.reproduce.jobs import job_key, job_label
 
 STORE_NAME = "runs.jsonl"
+PARTIAL_NAME = "partial.jsonl"
+
+
+class Checkpoint:
+  """The finished trials of one job, kept in the runner's partial store.
+
+  `done()` is what `jbai.simulate` takes as `done=` (None for none yet);
+  `save` is its `on_chunk` callback. A trial is a function of the key and its
+  index, so a job resumed from its checkpoint gives an uninterrupted job's
+  results.
+  """
+
+  def __init__(self, store: io.JsonLines, job: dict):
+    self.store = store
+    self.name = hashlib.sha256(job_key(job).encode()).hexdigest()[:16]
+    self.chunks = [r["trials"] for r in store.records.values() if r["job"] == self.name]
+
+  def done(self) -> Optional[dict]:
+    if not self.chunks:
+      return None
+    return {k: np.concatenate([np.asarray(c[k]) for c in self.chunks])
+            for k in self.chunks[0]}
+
+  def save(self, records: dict) -> None:
+    if len(records["index"]) == 0:
+      return
+    trials = {k: np.asarray(v).tolist() for k, v in records.items()}
+    self.store.add({"key": f"{self.name}:{len(self.chunks)}", "job": self.name,
+                    "trials": trials})
+    self.chunks.append(trials)
 
 
 class Runner:
@@ -31,11 +70,15 @@ class Runner:
     executors: {job kind: executor(job, progress) -> result dict}.
     progress: show the progress bar on stderr.
     stream: where the bar goes (default stderr).
+    checkpoints: keep each job's finished trials as they come (see `Checkpoint`).
   """
 
-  def __init__(self, out: str, executors: dict, progress: bool = True, stream=None):
+  def __init__(self, out: str, executors: dict, progress: bool = True, stream=None,
+               checkpoints: bool = False):
     self.out, self.executors = out, dict(executors)
     self.store = io.JsonLines(os.path.join(out, STORE_NAME), on_damage="skip")
+    self.partial = (io.JsonLines(os.path.join(out, PARTIAL_NAME), fsync=False,
+                                 on_damage="skip") if checkpoints else None)
     self.damaged = self.store.damaged  # [io.DamagedLine] skipped: their jobs run again
     self.show, self.stream = progress, stream
     self.computed, self.skipped, self.failed = 0, 0, []
@@ -81,6 +124,8 @@ class Runner:
       if rec is not None:
         out[job_key(job)] = rec
     self.skipped += len(jobs) - len(todo)
+    if self.partial is not None and len(out) == len({job_key(j) for j in jobs}):
+      self.partial.remove()
     return out
 
   def _run(self, job: dict, progress: io.Progress) -> dict:
@@ -90,7 +135,10 @@ class Runner:
       raise ValueError(f"unknown job kind {job['kind']!r}")
     memory_maps.relieve()  # one process runs every job: see there
     t0, c0 = time.perf_counter(), time.process_time()
-    result = execute(job, progress)
+    if self.partial is None:
+      result = execute(job, progress)
+    else:
+      result = execute(job, progress, Checkpoint(self.partial, job))
     result["seconds"] = time.perf_counter() - t0
     result["cpu_seconds"] = time.process_time() - c0
     return result

@@ -14,6 +14,7 @@ from jbai.rules.best_challenger import best_challenger
 from jbai.rules.chernoff_racing import chernoff_racing
 from jbai.rules.dkm import dkm
 from jbai.rules.ebtc import ebtc
+from jbai.rules.ebtc_eps import ebtc_eps, ebtc_eps_ids
 from jbai.rules.ebtci import ebtci
 from jbai.rules.exp_gap import exp_gap
 from jbai.rules.fws import fws
@@ -23,11 +24,13 @@ from jbai.rules.kl_lucb import kl_lucb
 from jbai.rules.kl_racing import kl_racing
 from jbai.rules.lil_ucb import lil_ucb
 from jbai.rules.lucb1 import lucb1
+from jbai.rules.lucb1_eps import lucb1_eps
 from jbai.rules.optimistic_tas import optimistic_tas
 from jbai.rules.static import static
 from jbai.rules.t3c import t3c
 from jbai.rules.t3c_tuned import t3c_tuned
 from jbai.rules.tas import tas_c, tas_d
+from jbai.rules.tas_eps import tas_c_eps, tas_d_eps
 from jbai.rules.tcb import tcb
 from jbai.rules.tstci import tstci
 from jbai.rules.ttts import ttts
@@ -59,6 +62,11 @@ RULES = {
     "kl-racing": kl_racing,
     "chernoff-racing": chernoff_racing,
     "exp-gap": exp_gap,
+    "ebtc-eps": ebtc_eps,
+    "ebtc-eps-ids": ebtc_eps_ids,
+    "lucb1-eps": lucb1_eps,
+    "tas-c-eps": tas_c_eps,
+    "tas-d-eps": tas_d_eps,
 }
 
 
@@ -89,4 +97,5 @@ def describe() -> list:
 __all__ = ["RULES", "Rule", "always_top", "best_challenger", "describe", "dkm",
            "gradient_ascent", "optimistic_tas", "static", "ebtc", "ebtci", "fws", "get",
            "itcb", "t3c", "t3c_tuned", "tas_c", "tas_d", "tcb", "tstci", "ttts", "uniform",
-           "lucb1", "kl_lucb", "ugape", "lil_ucb", "kl_racing", "chernoff_racing", "exp_gap"]
+           "lucb1", "kl_lucb", "ugape", "lil_ucb", "kl_racing", "chernoff_racing", "exp_gap",
+           "ebtc_eps", "ebtc_eps_ids", "lucb1_eps", "tas_c_eps", "tas_d_eps"]

@@ -40,7 +40,10 @@ arm) -> int32 >= 1`, read after `select`. Where the family draws a block's
 statistics in one go (`Family.sample_block`) the engine then takes the whole
 block in one step, capped at the trial's remaining steps; the trial's law is
 the same as pull by pull, and the counts, t and tau count pulls. Runs that
-record scores, and `jbai.trace`, still take one reward per step.
+record scores, and `jbai.trace`, still take one reward per step. Such a rule's
+cost is per block, so it may declare a default cap on a trial's rewards
+(`max_steps`) that fits its sample complexity, used by runs in blocks that give
+none (`jbai.core.inputs.default_max_steps`).
 """
 
 from typing import Any, Callable, NamedTuple, Optional
@@ -63,6 +66,8 @@ class Rule(NamedTuple):
   score: Optional[Callable[[Any], dict]] = None  # state -> {runtime name: policy score}
   stop: Any = None  # the rule's own stop (a jbai.stops.Stop), None: the GLLR
   pulls: Optional[Callable[..., jax.Array]] = None  # block size after select, None: 1
+  max_steps: Optional[int] = None  # default cap on a trial's rewards where its pulls
+  #                                  come in blocks (None: jbai.core.inputs.DEFAULT_MAX_STEPS)
 
   def __repr__(self):
     return f"{self.name}({', '.join(f'{k}={v}' for k, v in self.params)})"
@@ -101,6 +106,19 @@ def hyper(value) -> jax.Array:
   """A numeric hyper-parameter as a state leaf: a scalar of the default float
   dtype, the dtype of the sample means that it meets in `select`."""
   return jnp.asarray(value, jnp.result_type(float))
+
+
+def check_eps_good(eps_good: float, exact_rule: str) -> float:
+  """Validates the slack of a rule for eps-good answers: a finite number > 0
+  (the message names `exact_rule`, the rule for eps = 0)."""
+  try:
+    eps = float(eps_good)
+  except (TypeError, ValueError):
+    raise ValueError(f"eps_good must be a number > 0, got {eps_good!r}") from None
+  if not 0 < eps < float("inf"):
+    raise ValueError(f"eps_good must be a finite number > 0, got {eps_good!r} "
+                     f"(for eps = 0 use rule {exact_rule!r})")
+  return eps
 
 
 def least_sampled(counts: jax.Array) -> jax.Array:

@@ -36,6 +36,7 @@ from jbai.rules.tas import DTrackingState, check_solver, tracked_allocation
 from jbai.rules.ties import argmax_random_ties
 from jbai.oracle.warm import warm_start
 from jbai.transport import pair_costs
+from jbai.state import count_dtype
 
 
 @cached
@@ -53,7 +54,7 @@ def best_challenger(solver: str = "warm") -> Rule:
 
   def init(num_arms):
     return DTrackingState(w=jnp.full(num_arms, 1.0 / num_arms, jnp.result_type(float)),
-                          next_solve=jnp.zeros((), jnp.int32), warm=warm_start(num_arms))
+                          next_solve=jnp.zeros((), count_dtype()), warm=warm_start(num_arms))
 
   def select(key, family, arm_stats, state):
     k_top, k_chal = jax.random.split(key)

@@ -38,10 +38,18 @@ import jax
 import jax.numpy as jnp
 
 from jbai.rules.base import Rule, hyper
+from jbai.state import count_dtype
 from jbai.stops import bounds as bounds_lib
 from jbai.stops.elimination import elimination
 
-TARGET_MAX = 2.0**30  # pulls per arm per phase (beyond any cap on a trial)
+TARGET_MAX = 2.0**30  # pulls per arm per phase with int32 counts (2^53 with int64)
+# The default cap on a trial's pulls (`Rule.max_steps`): the most that int32
+# counts hold. Its sample complexity, O(sum_i Delta_i^-2 log(log(1/Delta_i) / delta))
+# with large constants, is far above the engine's default of 10^6 (Bernoulli
+# [0.66, 0.58, 0.5, 0.41, 0.3] at delta = 0.1: a mean of 4e6 pulls), while a
+# phase's pulls of an arm cost one step: a trial of 2^31 pulls takes about a
+# hundred steps.
+DEFAULT_CAP = 2**31 - 2
 
 
 class GapState(NamedTuple):
@@ -50,13 +58,14 @@ class GapState(NamedTuple):
   median_set: jax.Array     # [K] bool, S_l of median elimination
   r: jax.Array              # [] int32, round, from 1
   l: jax.Array              # [] int32, median-elimination step (0: step 1 of round r)
-  base_counts: jax.Array    # [K] int32, counts when the phase began
+  base_counts: jax.Array    # [K] count_dtype(), counts when the phase began
   base_sums: jax.Array      # [K] float, reward sums when the phase began
   round_means: jax.Array    # [K] float, p_r: fresh means of step 1 of round r
 
 
 def target(state: GapState, scale) -> jax.Array:
-  """[] int32, the pulls per arm of the current phase."""
+  """[] count_dtype(), the pulls per arm of the current phase (at most TARGET_MAX
+  with int32 counts, 2^53 with int64 ones)."""
   r = state.r.astype(state.base_sums.dtype)
   eps_r = 2.0 ** -r / 4.0
   log_2_delta_r = math.log(100.0) + 3.0 * jnp.log(r) + state.log_inv_delta  # log(2/delta_r)
@@ -66,7 +75,9 @@ def target(state: GapState, scale) -> jax.Array:
   log_3_delta_l = math.log(1.5) + lf * math.log(2.0) + log_2_delta_r  # log(3/delta_l)
   median_pulls = 4.0 / eps_l**2 * log_3_delta_l
   pulls = jnp.where(state.l == 0, round_pulls, median_pulls) * scale
-  return jnp.ceil(jnp.minimum(pulls, TARGET_MAX)).astype(jnp.int32)
+  dtype = state.base_counts.dtype
+  most = TARGET_MAX if jnp.dtype(dtype).itemsize <= 4 else 2.0**53
+  return jnp.ceil(jnp.minimum(pulls, most)).astype(dtype)
 
 
 def _median(values, mask):
@@ -116,7 +127,8 @@ def _select(key, family, arm_stats, state):
   state = advance(family, arm_stats, state)
   members = jnp.where(state.l == 0, state.active, state.median_set)
   n_phase = arm_stats.counts - state.base_counts
-  arm = jnp.argmin(jnp.where(members, n_phase, jnp.iinfo(jnp.int32).max))
+  big = jnp.iinfo(n_phase.dtype).max
+  arm = jnp.argmin(jnp.where(members, n_phase, big))
   return arm.astype(jnp.int32), state
 
 
@@ -130,15 +142,16 @@ def exp_gap() -> Rule:
 
   Returns:
     The rule; its sampling depends on delta (one level per run). Families:
-    those with a sub-Gaussian variance proxy (Bernoulli, Gaussian).
+    those with a sub-Gaussian variance proxy (Bernoulli, Gaussian). Its default
+    cap on a trial is DEFAULT_CAP pulls (2^31 - 2) where its phases run in blocks.
   """
 
   def init(num_arms):
     dtype = jnp.result_type(float)
     return GapState(hyper(jnp.nan), jnp.ones(num_arms, bool), jnp.ones(num_arms, bool),
                     jnp.asarray(1, jnp.int32), jnp.asarray(0, jnp.int32),
-                    jnp.zeros(num_arms, jnp.int32), jnp.zeros(num_arms, dtype),
+                    jnp.zeros(num_arms, count_dtype()), jnp.zeros(num_arms, dtype),
                     jnp.zeros(num_arms, dtype))
 
   return Rule("exp-gap", init, _select, (), stop=elimination(survivors, "exp-gap"),
-              pulls=_pulls)
+              pulls=_pulls, max_steps=DEFAULT_CAP)

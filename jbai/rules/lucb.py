@@ -67,13 +67,16 @@ def lucb_select(index: str, rate: str):
   return select
 
 
-def lucb_rule(name: str, index: str, rate: str) -> Rule:
-  """An LUCB rule, with the confidence stop of the same index and rate as its own."""
+def lucb_rule(name: str, index: str, rate: str, eps_good: float = 0.0) -> Rule:
+  """An LUCB rule, with the confidence stop of the same index and rate as its own
+  (with eps_good > 0: LUCB1's eps version of that stop, `jbai.stops.confidence`)."""
   index, rate = bounds_lib.check_index(index), bounds_lib.check_rate(rate)
+  stop = confidence(index, rate, eps_good)
 
   def init(num_arms):
     del num_arms
     return LucbState(hyper(jnp.nan), jnp.asarray(-1, jnp.int32))
 
-  return Rule(name, init, lucb_select(index, rate), (("index", index), ("rate", rate)),
-              stop=confidence(index, rate))
+  params = (("eps_good", float(eps_good)),) if eps_good else ()
+  return Rule(name, init, lucb_select(index, rate),
+              params + (("index", index), ("rate", rate)), stop=stop)

@@ -42,6 +42,7 @@ from jbai.rules.learners import track_deficit
 from jbai.stops.bounds import kl_bound
 from jbai.rules.tas import CTrackingState, check_solver, tracked_allocation
 from jbai.oracle.warm import warm_start
+from jbai.state import count_dtype
 
 
 def optimistic_means(family, mean, counts, t, top):
@@ -67,7 +68,7 @@ def optimistic_tas(solver: str = "warm") -> Rule:
   def init(num_arms):
     dtype = jnp.result_type(float)
     return CTrackingState(w=jnp.full(num_arms, 1.0 / num_arms, dtype),
-                          next_solve=jnp.zeros((), jnp.int32), warm=warm_start(num_arms),
+                          next_solve=jnp.zeros((), count_dtype()), warm=warm_start(num_arms),
                           deficit=jnp.zeros(num_arms, dtype))
 
   def select(key, family, arm_stats, state):

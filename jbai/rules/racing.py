@@ -49,7 +49,7 @@ def survivors_fn(eliminate):
 
   def survivors(family, arm_stats, state):
     active = state.active
-    big = jnp.iinfo(jnp.int32).max
+    big = jnp.iinfo(arm_stats.counts.dtype).max
     r = jnp.min(jnp.where(active, arm_stats.counts, big))
     round_done = (r >= 1) & (jnp.max(jnp.where(active, arm_stats.counts, -1)) == r)
     mean = arm_stats.mean
@@ -69,7 +69,7 @@ def _select_fn(eliminate):
   def select(key, family, arm_stats, state):
     del key
     active = survivors(family, arm_stats, state)
-    big = jnp.iinfo(jnp.int32).max
+    big = jnp.iinfo(arm_stats.counts.dtype).max
     arm = jnp.argmin(jnp.where(active, arm_stats.counts, big)).astype(jnp.int32)
     return arm, state._replace(active=active)
 

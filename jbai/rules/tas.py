@@ -84,7 +84,7 @@ from jbai.families.base import Family
 from jbai.oracle.warm import WarmStart, warm_start
 from jbai.rules.base import Rule, least_sampled
 from jbai.rules.ties import argmax_random_ties
-from jbai.state import ArmStats
+from jbai.state import ArmStats, count_dtype
 
 
 SOLVERS = ("warm", "warm-converged", "exact")
@@ -100,13 +100,13 @@ def warm_steps(solver: str):
 
 class DTrackingState(NamedTuple):
   w: jax.Array           # [K] float, w(nu_hat) at the last recomputation
-  next_solve: jax.Array  # [] int32, time t of the next recomputation (lazy)
+  next_solve: jax.Array  # [] count_dtype(), time t of the next recomputation (lazy)
   warm: WarmStart        # the last solution, the start of the warm oracle
 
 
 class CTrackingState(NamedTuple):
   w: jax.Array           # [K] float, w(nu_hat) at the last recomputation
-  next_solve: jax.Array  # [] int32, time t of the next recomputation (lazy)
+  next_solve: jax.Array  # [] count_dtype(), time t of the next recomputation (lazy)
   warm: WarmStart        # the last solution, the start of the warm oracle
   deficit: jax.Array     # [K] float, sum_{s <= t} w^{eps_s}(nu_hat_s) - T_t
 
@@ -158,30 +158,38 @@ def check_lazy_factor(lazy_factor: Optional[float]) -> Optional[float]:
 
 def tracked_allocation(family: Family, arm_stats: ArmStats, state,
                        lazy_factor: Optional[float], solver: str):
-  """(w, next_solve, warm): w(nu_hat_t), recomputed every step or on the lazy schedule.
-
-  Nothing is recomputed while some arm has not been pulled (the exact oracle,
-  without a lazy schedule, solves at every step, and its w is then unused).
-  """
-  t = arm_stats.t
+  """(w, next_solve, warm): w(nu_hat_t), recomputed every step or on the lazy schedule
+  (`on_schedule`, with the exact oracle: warm-started or from scratch)."""
   dtype = state.w.dtype
-  pulled = jnp.min(arm_stats.counts) > 0
-  due = pulled if lazy_factor is None else (t >= state.next_solve) & pulled
-  if lazy_factor is not None:
-    grown = jnp.ceil(t.astype(jnp.float32) * lazy_factor).astype(jnp.int32)
-    next_solve = jnp.where(due, jnp.maximum(t + 1, grown), state.next_solve)
-  else:
-    next_solve = state.next_solve
 
-  def solve(warm):
+  def solve(warm, due):
     if solver != "exact":
       sol = oracle.warm_solve(family, arm_stats.mean, warm, update=due,
                               newton_steps=warm_steps(solver))
       return jnp.where(due, sol.w.astype(dtype), state.w), sol.start
     return oracle.exact_solve(family, arm_stats.mean)[0].astype(dtype), warm
 
+  return on_schedule(arm_stats, state, lazy_factor, solve)
+
+
+def on_schedule(arm_stats: ArmStats, state, lazy_factor: Optional[float], solve):
+  """(w, next_solve, warm): `solve(warm, due) -> (w, warm)` run every step or on the
+  lazy schedule t_{n+1} = ceil(f t_n), from `state` (w, next_solve, warm).
+
+  Nothing is recomputed while some arm has not been pulled (the exact oracle,
+  without a lazy schedule, solves at every step, and its w is then unused).
+  """
+  t = arm_stats.t
+  pulled = jnp.min(arm_stats.counts) > 0
+  due = pulled if lazy_factor is None else (t >= state.next_solve) & pulled
+  if lazy_factor is not None:
+    grown = jnp.ceil(t.astype(jnp.float32) * lazy_factor).astype(t.dtype)
+    next_solve = jnp.where(due, jnp.maximum(t + 1, grown), state.next_solve)
+  else:
+    next_solve = state.next_solve
+
   if lazy_factor is None:
-    w, warm = solve(state.warm)
+    w, warm = solve(state.warm, due)
     return w, next_solve, warm
   # A while_loop of at most one pass, not lax.cond: vmap turns a cond with a
   # batched predicate into a select that runs the oracle in every lane at every
@@ -189,7 +197,7 @@ def tracked_allocation(family: Family, arm_stats: ArmStats, state,
   # keeps the carry of the lanes that are not).
   def recompute(carry):
     _, _, warm = carry
-    return (jnp.zeros_like(due),) + solve(warm)
+    return (jnp.zeros_like(due),) + solve(warm, due)
 
   _, w, warm = jax.lax.while_loop(lambda carry: carry[0], recompute,
                                   (due, state.w, state.warm))
@@ -225,7 +233,7 @@ def tas_d(lazy_factor: Optional[float] = None, solver: str = "warm",
 
   def init(num_arms):
     return DTrackingState(w=jnp.full(num_arms, 1.0 / num_arms, jnp.result_type(float)),
-                          next_solve=jnp.zeros((), jnp.int32), warm=warm_start(num_arms))
+                          next_solve=jnp.zeros((), count_dtype()), warm=warm_start(num_arms))
 
   def select(key, family, arm_stats, state):
     counts, t = arm_stats.counts, arm_stats.t
@@ -264,7 +272,7 @@ def tas_c(lazy_factor: Optional[float] = None, solver: str = "warm",
 
   def init(num_arms):
     return CTrackingState(w=jnp.full(num_arms, 1.0 / num_arms, jnp.result_type(float)),
-                          next_solve=jnp.zeros((), jnp.int32), warm=warm_start(num_arms),
+                          next_solve=jnp.zeros((), count_dtype()), warm=warm_start(num_arms),
                           deficit=jnp.zeros(num_arms, jnp.result_type(float)))
 
   def select(key, family, arm_stats, state):

@@ -1,27 +1,35 @@
 """The confidence-bound stop of the LUCB family.
 
-Kalyanakrishnan et al. 2012 (LUCB1, stop when U(l_t) - L(h_t) < eps, here eps =
-0) and Kaufmann & Kalyanakrishnan 2013 (KL-LUCB, eq. (3)): with h_t the
-empirical best arm, stop at the first t where its lower confidence bound exceeds
-the upper bound of every other arm,
+Kalyanakrishnan et al. 2012 (LUCB1, stop when U(l_t) - L(h_t) < eps; eps = 0
+unless the stop is built with one) and Kaufmann & Kalyanakrishnan 2013 (KL-LUCB,
+eq. (3)): with h_t the empirical best arm, stop at the first t where its lower
+confidence bound exceeds the upper bound of every other arm,
 
   L_{h_t}(t, delta) > max_{j != h_t} U_j(t, delta),
 
-and answer h_t. The bounds are `jbai.stops.bounds.bounds` with the stop's index
-and exploration rate. This is also UGapE's stop (Gabillon et al. 2012, B_J(t) <
-0): an arm whose L exceeds every other U is the empirical best. The statistic is
-1 where the bounds separate and 0 elsewhere, against level 1/2, one per delta;
-U_j < L_{h_t} is decided without computing U_j (`jbai.stops.bounds.upper_below`),
-so that a step costs one bisection per delta for the KL index.
+and answer h_t. Built with an eps > 0 (LUCB1's eps version,
+`jbai.rules.lucb1_eps`) it stops at the first t where
+
+  L_{h_t}(t, delta) > max_{j != h_t} U_j(t, delta) - eps,
+
+and answers h_t, eps-good with probability >= 1 - delta
+(`jbai.stops.eps_good.eps_of` reads the eps back). The bounds are
+`jbai.stops.bounds.bounds` with the stop's index and exploration rate. This is
+also UGapE's stop (Gabillon et al. 2012, B_J(t) < 0): an arm whose L exceeds
+every other U is the empirical best. The statistic is 1 where the bounds
+separate and 0 elsewhere, against level 1/2, one per delta; U_j < L_{h_t} (+ eps)
+is decided without computing U_j (`jbai.stops.bounds.upper_below`), so that a
+step costs one bisection per delta for the KL index.
 
 Sources checked: the stop agrees with `KLLUCB` and `UGapE` in the authors' Julia
 code (jsfunc/best-arm-identification BAIalgos.jl: stop when the leader's lower
 bound is at least the contender's upper bound, resp. min_k B_k <= 0; the strict
-inequality here differs only on exact ties) and with
-best-arm's LUCBStoppingCondition but for its default precision epsilon = 0.02
-(jbai: eps = 0). eq. (3) of Kaufmann & Kalyanakrishnan 2013 and the stopping
-conditions of the two other papers were not checked against the papers' text
-(the stored copies here give only their first page).
+inequality here differs only on exact ties) and with best-arm's
+LUCBStoppingCondition, U_{l_t} - L_{h_t} < epsilon, whose default precision
+epsilon = 0.02 is the eps here (jbai's default: eps = 0). eq. (3) of Kaufmann &
+Kalyanakrishnan 2013 and the stopping conditions of the two other papers were
+not checked against the papers' text (the stored copies here give only their
+first page).
 """
 
 import jax.numpy as jnp
@@ -38,7 +46,7 @@ def _init(delta, num_arms):
 
 
 @cached
-def _test_fn(index: str, rate: str):
+def _test_fn(index: str, rate: str, eps: float = 0.0):
   def test(params, family, arm_stats, rule_state):
     del rule_state
     counts, mean = arm_stats.counts, arm_stats.mean
@@ -50,7 +58,8 @@ def _test_fn(index: str, rate: str):
     # L of the leader alone (one bisection per delta), then U_j < L_top for the others
     # without computing U_j (`upper_below`).
     low, _ = bounds_lib.bounds(family, index, counts[top], mean[top], beta, ("lower",))
-    below = bounds_lib.upper_below(family, index, counts, mean, beta[:, None], low[:, None])
+    bar = low + eps if eps else low  # eps = 0: the exact stop, bit for bit
+    below = bounds_lib.upper_below(family, index, counts, mean, beta[:, None], bar[:, None])
     apart = jnp.all(below | is_top, axis=-1)  # [D]
     ch = jnp.argmax(jnp.where(is_top, -jnp.inf, mean)).astype(jnp.int32)
     stat = apart.astype(mean.dtype)
@@ -58,16 +67,27 @@ def _test_fn(index: str, rate: str):
   return test
 
 
-def confidence(index: str = "kl", rate: str = "kl-lucb") -> Stop:
-  """The LUCB stop: the leader's lower bound above every other arm's upper bound.
+def confidence(index: str = "kl", rate: str = "kl-lucb", eps: float = 0.0) -> Stop:
+  """The LUCB stop: the leader's lower bound above every other arm's upper bound (less eps).
 
   Args:
     index: "kl" (the family's divergence) or "subgaussian" (Hoeffding).
     rate: the exploration rate beta(t, delta) (`jbai.stops.bounds.RATES`).
+    eps: additive slack >= 0 of LUCB1's eps version: stop when L_{h_t} > U_j - eps
+      for every j != h_t, answering an eps-good arm (0: the exact stop).
 
   Returns:
-    The stop.
+    The stop (its params carry eps only where it is > 0).
+
+  Raises:
+    ValueError: for eps < 0 or not finite.
   """
   index, rate = bounds_lib.check_index(index), bounds_lib.check_rate(rate)
-  return Stop("confidence", _init, _test_fn(index, rate),
-              (("index", index), ("rate", rate)))
+  try:
+    eps = float(eps)
+  except (TypeError, ValueError):
+    raise ValueError(f"eps must be a number >= 0, got {eps!r}") from None
+  if not 0 <= eps < float("inf"):
+    raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
+  params = (("index", index), ("rate", rate)) + ((("eps", eps),) if eps > 0 else ())
+  return Stop("confidence", _init, _test_fn(index, rate, eps), params)

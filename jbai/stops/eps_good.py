@@ -46,7 +46,7 @@ from jbai import thresholds as thresholds_lib
 from jbai.builders import cached
 from jbai.families.base import Family
 from jbai.stops.base import Stop
-from jbai.transport import golden_section, pair_costs
+from jbai.transport import GOLDEN_ITERS, Transport, golden_section, pair_costs
 
 NAME = "eps-gllr"
 
@@ -57,8 +57,9 @@ def gaussian_eps_cost(sigma: float, n_a, m_a, n_b, m_b, eps):
   return gap * gap / (2.0 * sigma * sigma * (1.0 / n_a + 1.0 / n_b))
 
 
-def eps_cost(family: Family, n_a, m_a, n_b, m_b, eps, method: str = "auto"):
-  """The cost of the alternative lambda_b >= lambda_a + eps, elementwise.
+def eps_transport(family: Family, n_a, m_a, n_b, m_b, eps,
+                  method: str = "auto", iters: int = GOLDEN_ITERS) -> Transport:
+  """The cost of the alternative lambda_b >= lambda_a + eps, and its minimiser.
 
   Args:
     family: the reward family.
@@ -66,10 +67,14 @@ def eps_cost(family: Family, n_a, m_a, n_b, m_b, eps, method: str = "auto"):
     n_b, m_b: count and mean of the other arm.
     eps: the slack, >= 0.
     method: "closed" (Gaussian only), "golden", or "auto" (closed for Gaussian).
+    iters: golden-section iterations (the bracket shrinks by 0.618 each; fewer
+      suffice where only the order of the costs matters, a sampling rule's).
 
   Returns:
-    min over x of n_a kl(m_a, x) + n_b kl(m_b, x + eps): 0 where m_b >= m_a + eps,
-    +inf where no pair of means in Theta is eps apart.
+    Transport(value, x), elementwise: value = min over x of n_a kl(m_a, x) +
+    n_b kl(m_b, x + eps) (0 where m_b >= m_a + eps, +inf where no pair of means
+    in Theta is eps apart) and x its minimiser, the leader's mean in the closest
+    alternative (the Gaussian one (n_a m_a + n_b (m_b - eps)) / (n_a + n_b)).
   """
   n_a, m_a, n_b, m_b = (jnp.asarray(v) * 1.0 for v in (n_a, m_a, n_b, m_b))
   sigma = dict(family.params).get("sigma") if family.name == "gaussian" else None
@@ -79,17 +84,24 @@ def eps_cost(family: Family, n_a, m_a, n_b, m_b, eps, method: str = "auto"):
     if sigma is None:
       raise ValueError(f"family {family.name!r} has no closed-form eps cost; use golden")
     value = gaussian_eps_cost(sigma, n_a, m_a, n_b, m_b, eps)
+    x = (n_a * m_a + n_b * (m_b - eps)) / (n_a + n_b)
   elif method == "golden":
     def objective(x):
       return n_a * family.kl(m_a, x) + n_b * family.kl(m_b, x + eps)
 
     lo = jnp.maximum(m_b - eps, family.lo)
     hi = jnp.minimum(m_a, family.hi - eps)
-    x = golden_section(objective, lo, jnp.maximum(lo, hi))
+    x = golden_section(objective, lo, jnp.maximum(lo, hi), iters)
     value = jnp.where(lo > hi, jnp.inf, objective(x))
   else:
     raise ValueError(f"unknown method {method!r}; use closed, golden or auto")
-  return jnp.where(m_a - m_b + eps > 0, value, 0.0)
+  return Transport(jnp.where(m_a - m_b + eps > 0, value, 0.0), x)
+
+
+def eps_cost(family: Family, n_a, m_a, n_b, m_b, eps, method: str = "auto"):
+  """The cost of the alternative lambda_b >= lambda_a + eps, elementwise: the
+  value of `eps_transport` (same arguments)."""
+  return eps_transport(family, n_a, m_a, n_b, m_b, eps, method).value
 
 
 def statistic(family: Family, arm_stats, eps: float):
@@ -148,10 +160,15 @@ def eps_gllr(eps: float = 0.0, threshold="gk16") -> Stop:
               (("eps", eps), ("threshold", threshold)))
 
 
+EPS_STOPS = (NAME, "confidence")  # the stops whose params may carry an eps-good slack
+
+
 def eps_of(stop) -> float:
-  """The eps of an eps-GLLR stop; 0 for any other stop or threshold (exact answers)."""
-  if isinstance(stop, Stop) and stop.name == NAME:
-    return float(dict(stop.params)["eps"])
+  """The eps-good slack a stop answers with: the eps of an eps-GLLR stop, or of a
+  confidence stop built with one (LUCB1's eps version, `jbai.rules.lucb1_eps`);
+  0 for any other stop or threshold (exact answers)."""
+  if isinstance(stop, Stop) and stop.name in EPS_STOPS:
+    return float(dict(stop.params).get("eps", 0.0))
   return 0.0
 
 
@@ -178,16 +195,38 @@ def is_eps_good(xp, means, answer, eps: float):
   return good & (answer >= 0)
 
 
+def rule_for_eps(rule, eps_good: Optional[float]):
+  """A rule given by name, built for the run's eps where its factory takes
+  eps_good (ebtc-eps, lucb1-eps, tas-d-eps: `simulate(..., "ebtc-eps",
+  eps_good=0.05)`); any other rule unchanged."""
+  if not (isinstance(rule, str) and eps_good is not None):
+    return rule
+  from jbai import rules  # the rules import this module
+  return rules.get(rule, eps_good=eps_good) if rule in rules.RULES else rule
+
+
 def with_eps(rule, threshold, eps_good: Optional[float]):
   """The stop a run with `eps_good` uses: the eps-GLLR against `threshold` (a GLLR
   threshold or its name; None: gk16). Without eps_good, `threshold` unchanged.
 
+  A rule built for eps-good answers (its own stop carries an eps > 0: ebtc-eps,
+  lucb1-eps) keeps its own stop where `threshold` is None, and must have been
+  built with the run's eps.
+
   Raises:
     ValueError: eps_good with a stop other than the GLLR (the rule's own, or one
-      named), where eps-good answers are not defined; the message says what to run.
+      named), where eps-good answers are not defined, or with a rule built for
+      another eps; the message says what to run.
   """
+  own = getattr(rule, "stop", None)
+  name = getattr(rule, "name", "?")
+  own_eps = eps_of(own)
   if eps_good is None:
     return threshold
+  if own_eps > 0 and float(eps_good) != own_eps:
+    raise ValueError(
+        f"rule {name!r} was built for eps-good answers with eps_good={own_eps}, but the "
+        f"run asks eps_good={eps_good}: build the rule with eps_good={eps_good}")
   if isinstance(threshold, Stop) and threshold.name != NAME:
     raise ValueError(
         f"eps_good is defined for the GLLR stop, not for stop {threshold.name!r}: pass "
@@ -195,9 +234,9 @@ def with_eps(rule, threshold, eps_good: Optional[float]):
   if isinstance(threshold, Stop):
     threshold = threshold_of(threshold)
   if threshold is None:
-    own = getattr(rule, "stop", None)
+    if own_eps > 0:
+      return own
     if own is not None:
-      name = getattr(rule, "name", "?")
       hint = ("use a GLLR rule, e.g. rule 'tcb' or 'tas-d'" if own.name == "elimination"
               else f"pass threshold='gk16' to run {name!r} with the GLLR stop")
       raise ValueError(

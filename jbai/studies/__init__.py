@@ -1,0 +1,170 @@
+"""Studies: instance sets, rule sweeps, tidy tables and the field's figures, from one spec.
+
+`jbai study SPEC.toml --out DIR` (and `jbai.study(spec, out)`) runs a study on
+the engine of `jbai reproduce` (`jbai.reproduce.runner`): its jobs are calls of
+`jbai.simulate`, stored in DIR/runs.jsonl as each ends, with each job's finished
+trials kept as they come (DIR/partial.jsonl), so that Ctrl-C or a kill loses no
+finished trial and the same command resumes to the same files. Then, in DIR:
+
+  cells.csv    one row per (instance, rule setting, threshold, delta)
+  trials.csv   one row per trial
+  study.json   the resolved spec, versions, devices, seed and timings
+  *.png        the figures (`jbai.studies.figures`; `jbai plot DIR` redraws them)
+
+  spec.py       the schema: reading, checking and resolving a spec
+  instances.py  presets, the alpha-family, random draws, CSV files
+  tables.py     the jobs of a study and its two tables
+  figures.py    the figures, from the saved tables
+
+Example:
+  $ jbai study docs/examples/study.toml --out /tmp/study
+  $ jbai plot /tmp/study
+"""
+
+import csv
+import os
+import sys
+import tempfile
+import time
+
+CELLS_NAME, TRIALS_NAME, STUDY_NAME = "cells.csv", "trials.csv", "study.json"
+
+
+def _versions() -> dict:
+  import platform
+  from importlib import metadata
+  import jax
+  import jaxlib
+  import numpy
+  return {"jbai": metadata.version("jbai"), "jax": jax.__version__, "jaxlib": jaxlib.__version__,
+          "numpy": numpy.__version__, "python": platform.python_version()}
+
+
+def run(spec_or_path, out: str, progress: bool = True, stream=None,
+        figures: bool = True) -> dict:
+  """Runs a study into the folder `out` (resuming what is stored there).
+
+  Args:
+    spec_or_path: a TOML file's path, TOML text, or a spec dict.
+    out: output folder; created if missing.
+    progress: show progress on stderr (a bar on a terminal, one line per job).
+    stream: where progress goes (default stderr).
+    figures: draw the figures (needs matplotlib).
+
+  Returns:
+    {"cells": the cells.csv path, "computed": jobs run now, "skipped": jobs
+    found in the store, "seconds": wall seconds, "files": files written}.
+
+  Raises:
+    jbai.studies.spec.SpecError: for a bad spec, before any work.
+  """
+  import jax
+  from jbai.host import io
+  from jbai.reproduce import EXECUTORS
+  from jbai.reproduce.runner import Runner
+  from jbai.studies import spec as spec_lib, tables
+  resolved = spec_lib.load(spec_or_path)
+  io.check_folder(out, "--out")
+  os.makedirs(out, exist_ok=True)
+  t0 = time.perf_counter()
+  runner = Runner(out, EXECUTORS, progress, stream, checkpoints=True)
+  plan = tables.plan(resolved)
+  jobs = [job for *_, job in plan]
+  records = runner.ensure(jobs, runner.progress(jobs))
+  if runner.failed:
+    raise ValueError("; ".join(f"{label}: {why}" for label, why in runner.failed))
+  cells, trials = tables.tables(resolved, records)
+  files = [io.write_csv(os.path.join(out, CELLS_NAME), tables.CELL_COLUMNS, cells),
+           io.write_csv(os.path.join(out, TRIALS_NAME), tables.TRIAL_COLUMNS, trials)]
+  seconds = time.perf_counter() - t0
+  job_seconds = [records[k]["result"].get("seconds", 0.0) for k in records]
+  io.write_json(os.path.join(out, STUDY_NAME), {
+      "spec": resolved, "seed": resolved["study"]["seed"], "versions": _versions(),
+      "devices": [str(d) for d in jax.devices()],
+      "timings": {"wall_seconds": seconds, "jobs": len(records), "jobs_run": runner.computed,
+                  "jobs_found": runner.skipped, "job_seconds": sum(job_seconds)}})
+  files.append(os.path.join(out, STUDY_NAME))
+  if figures:
+    from jbai.studies import figures as fig_lib
+    files += fig_lib.draw(out)
+  return {"cells": files[0], "computed": runner.computed, "skipped": runner.skipped,
+          "seconds": seconds, "files": files}
+
+
+def read_table(path: str):
+  """A CSV table as a pandas DataFrame when pandas is importable, else a dict
+  {column: list} (numbers parsed, text kept)."""
+  try:
+    import pandas
+  except ImportError:
+    pandas = None
+  if pandas is not None:
+    return pandas.read_csv(path, keep_default_na=False)
+  with open(path, newline="", encoding="utf-8") as f:
+    rows = list(csv.reader(f))
+  columns = {h: [] for h in rows[0]}
+  for row in rows[1:]:
+    for h, cell in zip(rows[0], row):
+      columns[h].append(_number(cell))
+  return columns
+
+
+def _number(cell: str):
+  for kind in (int, float):
+    try:
+      return kind(cell)
+    except ValueError:
+      pass
+  return cell
+
+
+def study(spec_or_path, out=None, progress: bool = False):
+  """Runs a study and returns its cells: one row per (instance, rule setting,
+  threshold, delta) with E[tau], its interval, the error rate, T*(nu) and the ratio.
+
+  Args:
+    spec_or_path: a TOML file's path, TOML text, or a dict of the same shape.
+    out: a folder for the tables, study.json, the figures and the store (a rerun
+      resumes); None: a temporary folder, removed afterwards.
+    progress: show progress on stderr.
+
+  Returns:
+    The cells as a pandas DataFrame when pandas is importable, else a dict of
+    columns (`jbai.studies.tables.CELL_COLUMNS`).
+
+  Example:
+    >>> import jbai
+    >>> cells = jbai.study({"study": {"trials": 4, "delta": 0.1},
+    ...                     "instances": [{"family": "gaussian", "means": [1.0, 0.0]}],
+    ...                     "rules": [{"name": "tcb"}]})
+    >>> list(cells["rule"])
+    ['tcb']
+  """
+  if out is not None:
+    return read_table(run(spec_or_path, out, progress, figures=True)["cells"])
+  with tempfile.TemporaryDirectory(prefix="jbai-study-") as tmp:
+    return read_table(run(spec_or_path, tmp, progress, figures=False)["cells"])
+
+
+def cmd_study(args) -> int:
+  """`jbai study SPEC --out DIR`."""
+  summary = run(args.spec, args.out, progress=not args.quiet)
+  print(f"jbai study: {summary['computed']} job(s) run, {summary['skipped']} found in "
+        f"{args.out}, {summary['seconds']:.0f} s; tables, study.json and figures in "
+        f"{args.out}/")
+  return 0
+
+
+def cmd_plot(args) -> int:
+  """`jbai plot DIR`: the figures again, from the saved tables."""
+  from jbai.studies import figures
+  if not os.path.isfile(os.path.join(args.dir, CELLS_NAME)):
+    raise ValueError(f"{args.dir} holds no {CELLS_NAME}: run `jbai study SPEC --out "
+                     f"{args.dir}` first")
+  files = figures.draw(args.dir)
+  print(f"jbai plot: {len(files)} figure(s) in {args.dir}/", file=sys.stdout)
+  return 0
+
+
+__all__ = ["CELLS_NAME", "STUDY_NAME", "TRIALS_NAME", "cmd_plot", "cmd_study", "read_table",
+           "run", "study"]

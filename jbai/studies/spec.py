@@ -1,0 +1,408 @@
+"""A study's spec: read from TOML (or a dict), checked in full, resolved.
+
+The schema (docs/guide/study.md has an example of each part):
+
+  [study]        name, seed, trials (per instance and cell), delta (a level or
+                 a list), threshold (a name or a list: gk16, kk, paper),
+                 max_steps, dtype ("float32" or "float64"), description
+  [[instances]]  one of
+                   means = [...]                      a listed instance
+                   draw = {count, arms, low, high}    or {count, arms, mean, sd};
+                          min_gap (to the best arm), seed (default: the study's)
+                   preset = "gk16-mu1"                a preset, or a group of
+                          them ("table1", "gk16"), or "alpha" with arms, alpha
+                   csv = "file.csv"                   one instance a row
+                 with family (default: the preset's, else required),
+                 family_params = {sigma = 0.5, ...} and an optional name
+  [[rules]]      name, the rule's parameters (a list is a sweep; several lists
+                 sweep their product), and threshold = a name, a list, or "own"
+                 (the rule's own stop) to override the study's
+
+A rule that brings its own stop (LUCB, racing, elimination) runs with it unless
+its entry names a threshold. Every value is checked before any work, and a bad
+one raises `SpecError`: one line naming the key and the value.
+"""
+
+import inspect
+import itertools
+import math
+import os
+import tomllib
+from typing import Optional
+
+import numpy as np
+
+from jbai.studies import instances as inst_lib
+
+STUDY_DEFAULTS = {"name": "study", "seed": 0, "trials": 100, "delta": [0.1],
+                  "threshold": ["gk16"], "max_steps": None, "dtype": "float32",
+                  "description": ""}
+INSTANCE_KEYS = ("name", "family", "family_params", "means", "draw", "preset", "csv",
+                 "arms", "alpha")
+SOURCES = ("means", "draw", "preset", "csv")
+DRAW_KEYS = ("count", "arms", "low", "high", "mean", "sd", "min_gap", "seed")
+RULE_KEYS = ("name", "threshold")  # beside the rule's own parameters
+OWN = "own"  # threshold value: the rule's own stop
+DTYPES = ("float32", "float64")
+SEED_MAX = 2 ** 63
+
+
+class SpecError(ValueError):
+  """A bad value in a study spec: one line naming the key and the value."""
+
+
+def _fail(key: str, value, why: str):
+  raise SpecError(f"{key} = {_show(value)}: {why}")
+
+
+def _show(value) -> str:
+  text = repr(value)
+  return text if len(text) <= 80 else text[:77] + "..."
+
+
+# ---------------------------------------------------------------- scalar checks
+
+def _known(where: str, table, allowed) -> None:
+  if not isinstance(table, dict):
+    _fail(where, table, "must be a table")
+  for key in table:
+    if key not in allowed:
+      _fail(f"{where}.{key}" if where else key, table[key],
+            f"unknown key; choose from {list(allowed)}")
+
+
+def _int(key: str, value, low: int = 1, high: int = 2 ** 31 - 1) -> int:
+  if isinstance(value, bool) or not isinstance(value, int):
+    _fail(key, value, "must be a whole number")
+  if not low <= value <= high:
+    _fail(key, value, f"must be in [{low}, {high}]")
+  return value
+
+
+def _num(key: str, value) -> float:
+  if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    _fail(key, value, "must be a finite number")
+  return float(value)
+
+
+def _list(key: str, value) -> list:
+  """A value or a list of values, as a non-empty list."""
+  out = value if isinstance(value, list) else [value]
+  if not out:
+    _fail(key, value, "is an empty list")
+  return out
+
+
+def _name(key: str, value, choices) -> str:
+  if not isinstance(value, str) or value not in choices:
+    _fail(key, value, f"unknown; choose from {sorted(choices)}")
+  return value
+
+
+# ---------------------------------------------------------------- the parts
+
+def _study(table: dict) -> dict:
+  _known("study", table, STUDY_DEFAULTS)
+  s = {**STUDY_DEFAULTS, **table}
+  if not isinstance(s["name"], str) or not s["name"].strip():
+    _fail("study.name", s["name"], "must be a non-empty string")
+  if not isinstance(s["description"], str):
+    _fail("study.description", s["description"], "must be a string")
+  s["seed"] = _int("study.seed", s["seed"], 0, SEED_MAX - 1)
+  s["trials"] = _int("study.trials", s["trials"])
+  if s["max_steps"] is not None:  # None: each rule's default cap (inputs.default_max_steps)
+    s["max_steps"] = _int("study.max_steps", s["max_steps"])
+  s["dtype"] = _name("study.dtype", s["dtype"], DTYPES)
+  deltas = _list("study.delta", s["delta"])
+  for d in deltas:
+    if not 0 < _num("study.delta", d) < 1:
+      _fail("study.delta", d, "must be in (0, 1)")
+  if len(set(deltas)) < len(deltas):
+    _fail("study.delta", s["delta"], "repeats a level")
+  s["delta"] = [float(d) for d in deltas]
+  from jbai.thresholds import THRESHOLDS
+  s["threshold"] = [_name("study.threshold", t, THRESHOLDS)
+                    for t in _list("study.threshold", s["threshold"])]
+  return s
+
+
+def _family(where: str, entry: dict, default: Optional[str]):
+  """(name, params, Family) of an instance entry."""
+  from jbai.families import BUILTIN, get
+  name = entry.get("family", default)
+  if name is None:
+    _fail(f"{where}.family", None, f"is required; choose from {sorted(BUILTIN)}")
+  _name(f"{where}.family", name, BUILTIN)
+  params = entry.get("family_params", {})
+  if not isinstance(params, dict):
+    _fail(f"{where}.family_params", params, "must be a table")
+  accepted = inspect.signature(BUILTIN[name]).parameters
+  for k, v in params.items():
+    if k not in accepted:
+      _fail(f"{where}.family_params.{k}", v, f"unknown parameter of the {name} family; "
+            f"choose from {list(accepted)}")
+  try:
+    return name, dict(params), get(name, **params)
+  except (TypeError, ValueError) as e:
+    _fail(f"{where}.family_params", params, str(e).splitlines()[0])
+
+
+def _check_means(where: str, family, means, dtype: str) -> list:
+  from jbai.families import check_means
+  if not isinstance(means, list) or not all(
+      isinstance(m, (int, float)) and not isinstance(m, bool) for m in means):
+    _fail(where, means, "must be a list of numbers")
+  try:
+    check_means(family, means, dtype=np.dtype(dtype))
+  except (TypeError, ValueError) as e:
+    _fail(where, means, str(e).splitlines()[0])
+  return [float(m) for m in means]
+
+
+def _draw(where: str, draw, family, seed: int) -> np.ndarray:
+  _known(where, draw, DRAW_KEYS)
+  count = _int(f"{where}.count", draw.get("count"), 1, 100_000)
+  arms = _int(f"{where}.arms", draw.get("arms"), 2, 100_000)
+  uniform = "low" in draw or "high" in draw
+  gaussian = "mean" in draw or "sd" in draw
+  if uniform == gaussian:
+    _fail(where, draw, "give low and high (uniform means) or mean and sd (Gaussian means)")
+  keys = ("low", "high") if uniform else ("mean", "sd")
+  for k in keys:
+    if k not in draw:
+      _fail(f"{where}.{k}", None, f"is required with {keys[1 - keys.index(k)]}")
+  got = {k: _num(f"{where}.{k}", draw[k]) for k in keys}
+  if uniform and not got["low"] < got["high"]:
+    _fail(f"{where}.high", draw["high"], f"must be above low = {draw['low']}")
+  if gaussian and not got["sd"] > 0:
+    _fail(f"{where}.sd", draw["sd"], "must be positive")
+  min_gap = _num(f"{where}.min_gap", draw.get("min_gap", 0.0))
+  if min_gap < 0:
+    _fail(f"{where}.min_gap", min_gap, "must be >= 0")
+  draw_seed = _int(f"{where}.seed", draw.get("seed", seed), 0, SEED_MAX - 1)
+  try:
+    return inst_lib.draw_means(count, arms, draw_seed, family.lo, family.hi,
+                               min_gap=min_gap, **got)
+  except ValueError as e:
+    _fail(f"{where}.min_gap", min_gap, str(e))
+
+
+def _instances(entries, study: dict, folder: str) -> list:
+  """[{name, family, family_params, means, source, group}] in spec order."""
+  if not isinstance(entries, list) or not entries:
+    _fail("instances", entries, "give at least one [[instances]] entry")
+  out = []
+  for i, entry in enumerate(entries):
+    where = f"instances[{i}]"
+    _known(where, entry, INSTANCE_KEYS)
+    sources = [k for k in SOURCES if k in entry]
+    if len(sources) != 1:
+      _fail(where, sorted(entry), f"give exactly one of {list(SOURCES)}")
+    source = sources[0]
+    for k in ("arms", "alpha"):
+      if k in entry and entry.get("preset") != inst_lib.ALPHA:
+        _fail(f"{where}.{k}", entry[k], 'is taken by preset = "alpha" only')
+    label = entry.get("name")
+    if label is not None and (not isinstance(label, str) or not label.strip()):
+      _fail(f"{where}.name", label, "must be a non-empty string")
+    rows = []  # (name, family name, family params, Family, means, source, group)
+    if source == "means":
+      fam = _family(where, entry, None)
+      means = _check_means(f"{where}.means", fam[2], entry["means"], study["dtype"])
+      rows.append((label or f"instance-{i}", *fam, means, "listed"))
+    elif source == "draw":
+      fam = _family(where, entry, None)
+      table = _draw(f"{where}.draw", entry["draw"], fam[2], study["seed"])
+      group = label or f"draw-{i}"
+      rows += [(f"{group}-{j:0{len(str(len(table) - 1))}d}", *fam, row.tolist(), "drawn",
+                group) for j, row in enumerate(table)]
+    elif source == "preset":
+      rows += _preset(where, entry, label, study)
+    else:
+      rows += _csv(where, entry, label, study, folder)
+    for row in rows:
+      name, fam_name, fam_params, _, means, src, *group = row
+      out.append({"name": name, "family": fam_name, "family_params": fam_params,
+                  "means": means, "source": src, "group": group[0] if group else name})
+  seen = {}
+  for k, inst in enumerate(out):
+    if inst["name"] in seen:
+      _fail("instances.name", inst["name"], f"names two instances (#{seen[inst['name']]} "
+            f"and #{k}); give each a distinct name")
+    seen[inst["name"]] = k
+  return out
+
+
+def _preset(where: str, entry: dict, label, study: dict) -> list:
+  preset = entry["preset"]
+  choices = list(inst_lib.PRESETS) + list(inst_lib.PRESET_GROUPS) + [inst_lib.ALPHA]
+  _name(f"{where}.preset", preset, choices)
+  if preset == inst_lib.ALPHA:
+    arms = _int(f"{where}.arms", entry.get("arms"), 2, 100_000)
+    alpha = _num(f"{where}.alpha", entry.get("alpha"))
+    if alpha <= 0:
+      _fail(f"{where}.alpha", alpha, "must be positive")
+    fam = _family(where, entry, "gaussian")
+    means = _check_means(f"{where}.preset", fam[2], inst_lib.alpha_means(arms, alpha),
+                         study["dtype"])
+    return [(label or f"alpha-{alpha:g}-K{arms}", *fam, means, "preset")]
+  names = inst_lib.PRESET_GROUPS.get(preset, [preset])
+  if label is not None and len(names) > 1:
+    _fail(f"{where}.name", label, f"preset {preset!r} names {len(names)} instances; "
+          "drop name")
+  rows = []
+  for name in names:
+    fam_name, means = inst_lib.PRESETS[name]
+    if entry.get("family", fam_name) != fam_name:
+      _fail(f"{where}.family", entry["family"], f"preset {name!r} is {fam_name}")
+    fam = _family(where, entry, fam_name)
+    means = _check_means(f"{where}.preset", fam[2], list(means), study["dtype"])
+    rows.append((label or name, *fam, means, "preset"))
+  return rows
+
+
+def _csv(where: str, entry: dict, label, study: dict, folder: str) -> list:
+  path = entry["csv"]
+  if not isinstance(path, str):
+    _fail(f"{where}.csv", path, "must be a file name")
+  full = path if os.path.isabs(path) else os.path.join(folder, path)
+  if not os.path.isfile(full):
+    _fail(f"{where}.csv", path, f"no such file ({full})")
+  try:
+    table = inst_lib.read_csv(full)
+  except (OSError, UnicodeDecodeError, ValueError) as e:
+    _fail(f"{where}.csv", path, str(e))
+  if not table:
+    _fail(f"{where}.csv", path, "holds no instance")
+  rows = []
+  stem = label or os.path.splitext(os.path.basename(path))[0]
+  for j, (name, fam_name, means) in enumerate(table):
+    fam = _family(f"{where}.csv[{j}]", {**entry, **({"family": fam_name} if fam_name else {})},
+                  None)
+    means = _check_means(f"{where}.csv[{j}]", fam[2], means, study["dtype"])
+    rows.append((name or f"{stem}-{j}", *fam, means, "csv"))
+  return rows
+
+
+def _settings(entries, study: dict, instances: list) -> list:
+  """[{rule, params, threshold}]: every rule setting (sweeps expanded) with each
+  threshold it runs with ("own": the rule's own stop), in spec order."""
+  from jbai import stops
+  from jbai.rules import RULES, get
+  from jbai.thresholds import THRESHOLDS
+  if not isinstance(entries, list) or not entries:
+    _fail("rules", entries, "give at least one [[rules]] entry")
+  families = {}
+  for inst in instances:
+    families.setdefault((inst["family"], repr(sorted(inst["family_params"].items()))),
+                        inst)
+  out = []
+  for i, entry in enumerate(entries):
+    where = f"rules[{i}]"
+    if not isinstance(entry, dict):
+      _fail(where, entry, "must be a table")
+    name = _name(f"{where}.name", entry.get("name"), RULES)
+    accepted = list(inspect.signature(RULES[name]).parameters)
+    _known(where, entry, RULE_KEYS + tuple(accepted))
+    swept = {k: _list(f"{where}.{k}", v) for k, v in entry.items() if k not in RULE_KEYS}
+    thresholds = entry.get("threshold")
+    if thresholds is not None:
+      thresholds = _list(f"{where}.threshold", thresholds)
+      for t in thresholds:
+        _name(f"{where}.threshold", t, list(THRESHOLDS) + [OWN])
+    for values in itertools.product(*swept.values()):
+      params = dict(zip(swept, values))
+      try:
+        rule = get(name, **params)
+      except (TypeError, ValueError) as e:
+        _fail(where, params, str(e).splitlines()[0])
+      own = stops.own_stop(rule)
+      chosen = thresholds or ([OWN] if own is not None else study["threshold"])
+      for t in chosen:
+        if t == OWN and own is None:
+          _fail(f"{where}.threshold", t, f"rule {name!r} has no stop of its own; use "
+                f"{list(THRESHOLDS)}")
+        for inst in families.values():
+          _check_rule(where, rule, t, inst)
+        out.append({"rule": name, "params": params, "threshold": t})
+  keys = [(s["rule"], repr(sorted(s["params"].items())), s["threshold"]) for s in out]
+  for k in keys:
+    if keys.count(k) > 1:
+      _fail("rules", k[0], f"runs the setting {k[1]} with threshold {k[2]!r} twice")
+  return out
+
+
+def _check_rule(where: str, rule, threshold: str, inst: dict) -> None:
+  """Refuses a rule, a threshold or a stop that does not apply to an instance's family."""
+  from jbai import stops
+  from jbai.core.inputs import rule_refusal
+  from jbai.families import get as get_family
+  from jbai.thresholds import get as get_threshold, refusal
+  family = get_family(inst["family"], **inst["family_params"])
+  why = rule_refusal(family, rule)
+  stop = stops.own_stop(rule) if threshold == OWN else get_threshold(threshold)
+  if why is None and threshold != OWN:
+    why = refusal(stop, family)
+  if why is None:
+    why = stops.refusal(stop, rule, family)
+  if why is None:
+    try:
+      from jbai.core.inputs import check_rule_arms
+      check_rule_arms(family, rule, np.asarray([inst["means"]]))
+    except ValueError as e:
+      why = str(e).splitlines()[0]
+  if why is not None:
+    _fail(f"{where}.name", rule.name, f"with threshold {threshold!r} on instance "
+          f"{inst['name']!r} ({inst['family']}): {why}")
+
+
+def resolve(spec: dict, folder: str = ".") -> dict:
+  """The checked, resolved study of a spec dict (as read from TOML).
+
+  Args:
+    spec: {"study": {...}, "instances": [...], "rules": [...]}.
+    folder: where CSV files named in the spec are looked up.
+
+  Returns:
+    {"study": the [study] settings with defaults, "instances": [{name, family,
+    family_params, means, source, group}], "settings": [{rule, params,
+    threshold}]}: JSON data, what study.json records.
+
+  Raises:
+    SpecError: one line naming the key and the value.
+  """
+  if not isinstance(spec, dict):
+    _fail("spec", spec, "must be a table")
+  _known("", spec, ("study", "instances", "rules"))
+  study = _study(spec.get("study", {}))
+  instances = _instances(spec.get("instances"), study, folder)
+  settings = _settings(spec.get("rules"), study, instances)
+  return {"study": study, "instances": instances, "settings": settings}
+
+
+def load(spec_or_path) -> dict:
+  """Reads a spec (a TOML file's path, TOML text or a dict) and resolves it.
+
+  Raises:
+    SpecError: for a file that cannot be read or parsed, and every bad value
+      (`resolve`), prefixed with the file's name.
+  """
+  if isinstance(spec_or_path, dict):
+    return resolve(spec_or_path)
+  path = os.fspath(spec_or_path)
+  text, folder, prefix = path, ".", ""
+  if "\n" not in path and "=" not in path:
+    prefix = f"{path}: "
+    try:
+      with open(path, "rb") as f:
+        text = f.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+      raise SpecError(f"{prefix}cannot read the spec ({getattr(e, 'strerror', None) or e})") \
+          from None
+    folder = os.path.dirname(os.path.abspath(path))
+  try:
+    return resolve(tomllib.loads(text), folder)
+  except tomllib.TOMLDecodeError as e:
+    raise SpecError(f"{prefix}not TOML: {str(e).splitlines()[0]}") from None
+  except SpecError as e:
+    raise SpecError(f"{prefix}{e}") from None

@@ -1,0 +1,144 @@
+"""A study's jobs and its two tidy tables, from the records of those jobs.
+
+One job (`jbai.reproduce.jobs.simulate_job`) per (instance group, rule
+setting, threshold, delta group): a drawn block of instances runs as one batch
+([I, K] means, one compiled program), a listed instance alone, so that its
+trials are those of `jbai run` with the same seed. Every job of a study has the
+study's seed: the rules see common random numbers on each instance. A rule whose
+sampling depends on delta (`jbai.stops.takes_delta`) has one job per level;
+the others one trajectory per trial for every level.
+
+The tables hold only what the trials determine, in spec order, so that a rerun
+(or a resumed run) writes the same bytes:
+
+  cells   one row per (instance, rule setting, threshold, delta): E[tau] with its
+          normal 95% interval, the median, the error rate (wrong answers and
+          trials at the cap) with its Wilson 95% interval, T*(nu) and the ratio
+          E[tau] / (T*(nu) log(1/delta));
+  trials  one row per trial: the cell's keys, tau, the answer, correct, at_cap.
+"""
+
+import functools
+import math
+
+import numpy as np
+
+from jbai.core.inputs import default_max_steps
+from jbai.host.summary import mean_ci, wilson
+from jbai.reproduce.jobs import result_of, simulate_job
+
+CELL_COLUMNS = ["instance", "source", "group", "family", "K", "rule", "params", "threshold",
+                "delta", "trials", "mean_tau", "tau_ci_low", "tau_ci_high", "median_tau",
+                "error_rate", "error_ci_low", "error_ci_high", "wrong", "at_cap", "t_star",
+                "t_star_log", "ratio"]
+TRIAL_COLUMNS = ["instance", "rule", "params", "threshold", "delta", "trial", "tau", "answer",
+                 "correct", "at_cap"]
+
+
+def params_text(params: dict) -> str:
+  """'beta=0.3' (';' between several, sorted by name), '' for none."""
+  return ";".join(f"{k}={v}" for k, v in sorted(params.items()))
+
+
+def groups(instances: list) -> list:
+  """[[instance index, ...]] of the instances that run as one batch, in order."""
+  out = {}
+  for i, inst in enumerate(instances):
+    out.setdefault(inst["group"], []).append(i)
+  return list(out.values())
+
+
+def plan(resolved: dict) -> list:
+  """[(instance indices, setting, deltas, job)] of a resolved study, in run order."""
+  from jbai import stops
+  from jbai.rules import get
+  study, instances = resolved["study"], resolved["instances"]
+  out = []
+  for members in groups(instances):
+    first = instances[members[0]]
+    means = [instances[i]["means"] for i in members]
+    for setting in resolved["settings"]:
+      rule = get(setting["rule"], **setting["params"])
+      own = setting["threshold"] == "own"
+      levels = study["delta"]
+      split = stops.takes_delta(rule.init(len(first["means"])))
+      for deltas in ([[d] for d in levels] if split else [levels]):
+        job = simulate_job(first["family"], means, setting["rule"], setting["params"],
+                           deltas, study["trials"], None if own else setting["threshold"],
+                           study["max_steps"] or default_max_steps(rule),
+                           study["seed"], study["dtype"],
+                           first["family_params"])
+        out.append((members, setting, deltas, job))
+  return out
+
+
+@functools.lru_cache(maxsize=None)
+def _solver():
+  import jax
+  from jbai.oracle import exact_solve
+  return jax.jit(exact_solve, static_argnums=0)
+
+
+def t_stars(instances: list) -> list:
+  """T*(nu) = 1 / Gamma(nu) of every instance, in float64 (one batched exact
+  oracle solve per family and K)."""
+  import jax
+  from jbai.families import get
+  out = [0.0] * len(instances)
+  batches = {}
+  for i, inst in enumerate(instances):
+    key = (inst["family"], repr(sorted(inst["family_params"].items())), len(inst["means"]))
+    batches.setdefault(key, []).append(i)
+  with jax.enable_x64(True):
+    for members in batches.values():
+      first = instances[members[0]]
+      family = get(first["family"], **first["family_params"])
+      table = np.asarray([instances[i]["means"] for i in members], np.float64)
+      _, gamma = _solver()(family, table)
+      for i, g in zip(members, np.asarray(gamma, np.float64)):
+        out[i] = 1.0 / float(g)
+  return out
+
+
+def _cell(inst: dict, setting: dict, delta: float, t_star: float, tau, correct,
+          hit_cap) -> list:
+  n = len(tau)
+  mean, half = mean_ci(tau)
+  errors = int(np.sum(~correct))
+  err_lo, err_hi = wilson(errors, n)
+  t_star_log = t_star * math.log(1.0 / delta)
+  return [inst["name"], inst["source"], inst["group"], inst["family"], len(inst["means"]),
+          setting["rule"], params_text(setting["params"]), setting["threshold"], delta, n,
+          mean, mean - half, mean + half, float(np.median(tau)), errors / n, err_lo, err_hi,
+          int(np.sum(~correct & ~hit_cap)), int(np.sum(hit_cap)), t_star, t_star_log,
+          mean / t_star_log]
+
+
+def tables(resolved: dict, records: dict, t_star: list = None) -> tuple:
+  """(cell rows, trial rows) of the jobs that have run, in spec order: instance,
+  then rule setting, then delta (`CELL_COLUMNS`, `TRIAL_COLUMNS`)."""
+  instances, settings = resolved["instances"], resolved["settings"]
+  t_star = t_stars(instances) if t_star is None else t_star
+  found = []
+  for members, setting, deltas, job in plan(resolved):
+    res = result_of(records, job)
+    if res is None:
+      continue
+    rec = {k: np.asarray(v) for k, v in res["records"].items()}
+    s_index = settings.index(setting)
+    for local, i in enumerate(members):
+      for d, delta in enumerate(deltas):
+        order = (i, s_index, resolved["study"]["delta"].index(delta))
+        found.append((order, i, setting, delta, {k: v[local, :, d] for k, v in rec.items()}))
+  found.sort(key=lambda f: f[0])
+  cells, trials = [], []
+  for _, i, setting, delta, r in found:
+    inst = instances[i]
+    correct, cap = r["correct"].astype(bool), r["hit_cap"].astype(bool)
+    cells.append(_cell(inst, setting, delta, t_star[i], r["tau"], correct, cap))
+    head = [inst["name"], setting["rule"], params_text(setting["params"]),
+            setting["threshold"], delta]
+    for j in range(len(r["tau"])):
+      trials.append(head + [j, int(r["tau"][j]), int(r["answer"][j]), int(correct[j]),
+                            int(cap[j])])
+  return cells, trials

@@ -1,0 +1,307 @@
+"""`jbai study`: the spec, the tables, resuming after SIGINT or SIGKILL, the figures,
+the Python API and the refusals of bad specs."""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import jax
+import numpy as np
+import pandas as pd
+import pytest
+
+import jbai
+from jbai import cli
+from jbai.reproduce import EXECUTORS, jobs as jobs_lib
+from jbai.reproduce.runner import Checkpoint
+from jbai.host import io
+from jbai.studies import spec as spec_lib, tables
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOC = os.path.join(ROOT, "docs", "guide", "study.md")
+
+# The docs' example's instances and two of its rules (the same compiled programs),
+# with trials long enough that a job spans several chunks: a kill lands mid-job.
+RESUME_SPEC = """
+[study]
+name = "resume"
+seed = 3
+trials = 8
+delta = [0.1, 0.01]
+
+[[instances]]
+preset = "gk16-mu1"
+
+[[instances]]
+family = "bernoulli"
+draw = { count = 3, arms = 4, low = 0.1, high = 0.9, min_gap = 0.05 }
+
+[[rules]]
+name = "tcb"
+[[rules]]
+name = "lucb1"
+"""
+
+
+def doc_specs() -> list:
+  """The TOML blocks of docs/guide/study.md: the example, then the issue's study."""
+  with open(DOC, encoding="utf-8") as f:
+    return re.findall(r"```toml\n(.*?)```", f.read(), re.S)
+
+
+def write(tmp_path, text, name="spec.toml"):
+  path = tmp_path / name
+  path.write_text(text)
+  return str(path)
+
+
+def test_the_issue_spec_resolves_to_its_size():
+  resolved = spec_lib.load(doc_specs()[1])
+  assert len(resolved["instances"]) == 201
+  assert len(resolved["settings"]) == 7
+  plan = tables.plan(resolved)
+  # 6 rules sample without delta (one job for both levels), lucb1 once per level.
+  assert len(plan) == 2 * (6 + 2)
+  drawn = np.asarray([i["means"] for i in resolved["instances"][:200]])
+  gaps = np.sort(drawn, axis=1)[:, -1:] - drawn
+  assert np.all((gaps == 0).sum(axis=1) == 1) and np.all(gaps[gaps > 0] >= 0.01)
+  assert spec_lib.load(doc_specs()[1])["instances"] == resolved["instances"]  # seeded draws
+
+
+def test_the_docs_example_runs_and_pandas_reads_its_tables(tmp_path):
+  out = tmp_path / "out"
+  assert cli.main(["study", write(tmp_path, doc_specs()[0]), "--out", str(out),
+                   "--quiet"]) == 0
+  cells = pd.read_csv(out / "cells.csv", keep_default_na=False)
+  for column in ("instance", "family", "K", "rule", "params", "delta", "threshold", "trials",
+                 "mean_tau", "tau_ci_low", "tau_ci_high", "median_tau", "error_rate",
+                 "error_ci_low", "error_ci_high", "at_cap", "t_star", "ratio"):
+    assert column in cells.columns
+  assert len(cells) == (1 + 8) * 4 * 2
+  assert set(cells["params"]) == {"", "beta=0.3", "beta=0.5"}
+  assert set(cells.loc[cells["rule"] == "lucb1", "threshold"]) == {"own"}
+  assert (cells["tau_ci_low"] <= cells["mean_tau"]).all()
+  assert np.allclose(cells["ratio"], cells["mean_tau"] / (cells["t_star"] *
+                                                          np.log(1 / cells["delta"])))
+  trials = pd.read_csv(out / "trials.csv", keep_default_na=False)
+  assert len(trials) == len(cells) * 8
+  mean = trials.groupby(["instance", "rule", "params", "delta"], sort=False)["tau"].mean()
+  assert np.allclose(mean.values, cells["mean_tau"].values)
+  for name in ("tau_box.png", "tau_log_delta.png", "error_rate.png", "drawn_ratio.png",
+               "study.json"):
+    assert (out / name).stat().st_size > 0
+  for png in out.glob("*.png"):
+    png.unlink()
+  assert cli.main(["plot", str(out)]) == 0
+  assert len(list(out.glob("*.png"))) == 4
+
+
+def test_a_block_rule_finishes_on_its_own_default_cap():
+  """No max_steps in the spec: each rule's default cap, so exp-gap (whose pulls
+  come in blocks; issue 38's instance, about 4e6 pulls a trial) reaches none."""
+  spec = {"study": {"trials": 4, "delta": 0.1},
+          "instances": [{"family": "bernoulli", "means": [0.66, 0.58, 0.5, 0.41, 0.3]}],
+          "rules": [{"name": "exp-gap"}]}
+  cells = jbai.study(spec)
+  assert (cells["at_cap"] == 0).all() and (cells["error_rate"] == 0).all()
+
+
+def test_a_listed_instance_has_the_trials_of_simulate_with_the_same_seed():
+  means = [0.5, 0.45, 0.43, 0.4]
+  spec = {"study": {"seed": 7, "trials": 8, "delta": [0.1, 0.01]},
+          "instances": [{"family": "bernoulli", "means": means, "name": "mu1"}],
+          "rules": [{"name": "tcb"}]}
+  cells = jbai.study(spec)
+  assert isinstance(cells, pd.DataFrame)
+  with jax.enable_x64(False):  # the study's dtype, float32
+    res = jbai.simulate(jax.random.key(7), "bernoulli", means, "tcb", [0.1, 0.01], 8,
+                        lanes=jobs_lib.lanes_for(8))
+  np.testing.assert_allclose(cells["mean_tau"].to_numpy(), res.tau.mean(axis=0))
+
+
+def test_an_interrupted_job_resumes_from_its_checkpoint(tmp_path):
+  """A job stopped after its first chunk resumes from the saved trials, to the
+  records of an uninterrupted job."""
+  # The program of the docs' example (8 lanes, two levels): compiled once.
+  job = jobs_lib.simulate_job("bernoulli", [[0.5, 0.45, 0.43, 0.4]], "tcb", {}, [0.1, 0.01],
+                              16, "gk16", 1_000_000, 0, "float32")
+  whole = EXECUTORS["simulate"](job, io.Progress(enabled=False))
+
+  class Stop(io.Progress):
+    def update(self, done, total, unit=None):
+      if done:  # the first chunk's trials are saved once this returns
+        self.calls = getattr(self, "calls", 0) + 1
+        if self.calls == 2:
+          raise KeyboardInterrupt
+
+  store = io.JsonLines(str(tmp_path / "partial.jsonl"), fsync=False)
+  with pytest.raises(KeyboardInterrupt):
+    EXECUTORS["simulate"](job, Stop(enabled=False), Checkpoint(store, job))
+  kept = Checkpoint(io.JsonLines(str(tmp_path / "partial.jsonl")), job)
+  assert 0 < len(kept.done()["index"]) < 16
+  resumed = EXECUTORS["simulate"](job, io.Progress(enabled=False), kept)
+  assert resumed["records"] == whole["records"]
+
+
+LAUNCH = ("import runpy, signal, sys; "
+          "signal.signal(signal.SIGINT, signal.default_int_handler); "
+          "sys.argv[0] = 'jbai'; runpy.run_module('jbai.cli', run_name='__main__')")
+
+
+def _lines(path) -> int:
+  return sum(1 for _ in open(path)) if os.path.exists(path) else 0
+
+
+def _interrupt(cmd, env, out, lines: int, sig) -> None:
+  """Starts the study, and sends `sig` once the store and the checkpoints of `out`
+  hold `lines` lines."""
+  proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+  deadline = time.time() + 240
+  while (_lines(out / "partial.jsonl") + _lines(out / "runs.jsonl") < lines and
+         proc.poll() is None and time.time() < deadline):
+    time.sleep(0.01)
+  assert proc.poll() is None, "the study ended before it could be interrupted"
+  proc.send_signal(sig)
+  _, err = proc.communicate(timeout=120)
+  assert proc.returncode == (130 if sig == signal.SIGINT else -signal.SIGKILL), err
+
+
+@pytest.mark.slow  # subprocesses killed part-way: 30 to 90 s
+def test_a_killed_then_interrupted_study_resumes_to_the_same_bytes(tmp_path):
+  """SIGKILL part-way, then SIGINT part-way through the rerun, then a rerun to the
+  end: the tables are byte for byte those of an uninterrupted run."""
+  from jbai.host import caches
+  spec = write(tmp_path, RESUME_SPEC)
+  ref = tmp_path / "ref"
+  assert cli.main(["study", spec, "--out", str(ref), "--quiet"]) == 0
+  out = tmp_path / "out"
+  cmd = [sys.executable, "-c", LAUNCH, "study", spec, "--out", str(out), "--quiet"]
+  env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+  # The programs the reference run compiled, from the suite's cache (conftest.py).
+  env[caches.ENV_DIR] = os.environ.get(caches.ENV_DIR) or os.path.join(
+      os.path.dirname(caches.default_dir()), "tests")
+  _interrupt(cmd, env, out, 2, signal.SIGKILL)
+  _interrupt(cmd, env, out, _lines(out / "partial.jsonl") + _lines(out / "runs.jsonl") + 2,
+             signal.SIGINT)
+  assert not (out / "cells.csv").exists()
+  assert cli.main(["study", spec, "--out", str(out), "--quiet"]) == 0
+  for name in ("cells.csv", "trials.csv"):
+    assert (out / name).read_bytes() == (ref / name).read_bytes()
+  assert not (out / "partial.jsonl").exists()
+
+
+def test_presets_the_alpha_family_and_csv_files(tmp_path):
+  (tmp_path / "set.csv").write_text("name,family,mu1,mu2,mu3\nx,bernoulli,0.6,0.5,0.4\n"
+                                    "y,gaussian,1,0,\n")
+  spec = f"""
+[[instances]]
+preset = "table1"
+[[instances]]
+preset = "gk16"
+[[instances]]
+preset = "alpha"
+arms = 5
+alpha = 2.0
+[[instances]]
+csv = "set.csv"
+[[rules]]
+name = "tcb"
+"""
+  resolved = spec_lib.load(write(tmp_path, spec))
+  names = [i["name"] for i in resolved["instances"]]
+  assert names == ["table1-nu1", "table1-nu2", "table1-nu3", "table1-nu4", "gk16-mu1",
+                   "gk16-mu2", "alpha-2-K5", "x", "y"]
+  assert resolved["instances"][6]["means"] == [1.0, 0.9375, 0.75, 0.4375, 0.0]
+  assert resolved["instances"][8] == {"name": "y", "family": "gaussian", "family_params": {},
+                                      "means": [1.0, 0.0], "source": "csv", "group": "y"}
+
+
+def test_gaussian_draws_and_family_params():
+  resolved = spec_lib.load({
+      "instances": [{"family": "gaussian", "family_params": {"sigma": 0.5}, "name": "g",
+                     "draw": {"count": 4, "arms": 6, "mean": 0.0, "sd": 1.0,
+                              "min_gap": 0.2, "seed": 9}}],
+      "rules": [{"name": "t3c", "beta": [0.2, 0.4, 0.6]}], "study": {"threshold": ["gk16", "kk"]}})
+  assert [i["name"] for i in resolved["instances"]] == ["g-0", "g-1", "g-2", "g-3"]
+  assert len(resolved["settings"]) == 6  # 3 betas x 2 thresholds
+  job = tables.plan(resolved)[0][-1]
+  assert job["family_params"] == {"sigma": 0.5} and np.shape(job["means"]) == (4, 6)
+
+
+LISTED = '[[instances]]\nfamily = "bernoulli"\nmeans = [0.5, 0.4]\n'
+RULE = '[[rules]]\nname = "tcb"\n'
+
+BAD = {
+    "not TOML": ("[study\n", "not TOML"),
+    "unknown top-level key": ("[runs]\nx = 1\n" + LISTED + RULE, "runs"),
+    "unknown study key": ("[study]\ntrails = 10\n" + LISTED + RULE, "study.trails"),
+    "unknown instance key": ('[[instances]]\nfamily = "bernoulli"\nmeans = [0.5, 0.4]\n'
+                             'arm = 3\n' + RULE, "instances[0].arm"),
+    "unknown rule": (LISTED + '[[rules]]\nname = "tbc"\n', "rules[0].name = 'tbc'"),
+    "unknown rule parameter": (LISTED + '[[rules]]\nname = "tcb"\nbeta = 0.5\n',
+                               "rules[0].beta"),
+    "bad rule parameter": (LISTED + '[[rules]]\nname = "t3c"\nbeta = [0.5, 1.5]\n',
+                           "beta must be in (0, 1)"),
+    "mean outside the family's domain": ('[[instances]]\nfamily = "bernoulli"\n'
+                                         'means = [0.5, 1.2]\n' + RULE, "instances[0].means"),
+    "tie for the best arm": ('[[instances]]\nfamily = "bernoulli"\nmeans = [0.5, 0.5, 0.1]\n'
+                             + RULE, "tie for the best arm"),
+    "delta above 1": ("[study]\ndelta = [0.1, 1.5]\n" + LISTED + RULE, "study.delta = 1.5"),
+    "empty delta list": ("[study]\ndelta = []\n" + LISTED + RULE, "study.delta = []"),
+    "no instances": (RULE, "instances = None"),
+    "no rules": (LISTED, "rules = None"),
+    "empty sweep": (LISTED + '[[rules]]\nname = "t3c"\nbeta = []\n', "rules[0].beta = []"),
+    "draw low above high": ('[[instances]]\nfamily = "bernoulli"\n'
+                            'draw = {count = 3, arms = 4, low = 0.8, high = 0.2}\n' + RULE,
+                            "instances[0].draw.high = 0.2"),
+    "draw without count": ('[[instances]]\nfamily = "bernoulli"\n'
+                           'draw = {arms = 4, low = 0.1, high = 0.9}\n' + RULE,
+                           "instances[0].draw.count = None"),
+    "impossible min_gap": ('[[instances]]\nfamily = "bernoulli"\n'
+                           'draw = {count = 3, arms = 4, low = 0.4, high = 0.5, min_gap = 0.2}\n'
+                           + RULE, "instances[0].draw.min_gap = 0.2"),
+    "unknown family": ('[[instances]]\nfamily = "cauchy"\nmeans = [1, 0]\n' + RULE,
+                       "instances[0].family = 'cauchy'"),
+    "unknown preset": ('[[instances]]\npreset = "gk17-mu1"\n' + RULE,
+                       "instances[0].preset = 'gk17-mu1'"),
+    "unknown threshold": ('[study]\nthreshold = "gk61"\n' + LISTED + RULE,
+                          "study.threshold = 'gk61'"),
+    "trials not a whole number": ("[study]\ntrials = 10.5\n" + LISTED + RULE,
+                                  "study.trials = 10.5"),
+    "bad dtype": ('[study]\ndtype = "float16"\n' + LISTED + RULE, "study.dtype = 'float16'"),
+    "two sources": ('[[instances]]\nfamily = "bernoulli"\nmeans = [0.5, 0.4]\n'
+                    'preset = "gk16-mu1"\n' + RULE, "give exactly one of"),
+    "duplicate names": (LISTED.replace("[[instances]]", '[[instances]]\nname = "a"') * 2 + RULE,
+                        "instances.name = 'a'"),
+    "missing CSV file": ('[[instances]]\nfamily = "bernoulli"\ncsv = "nowhere.csv"\n' + RULE,
+                         "instances[0].csv = 'nowhere.csv'"),
+    "threshold that does not apply": ('[[instances]]\nfamily = "poisson"\nmeans = [3, 1]\n'
+                                      '[[rules]]\nname = "tcb"\nthreshold = "paper"\n',
+                                      "rules[0].name = 'tcb'"),
+    "own stop a rule lacks": (LISTED + '[[rules]]\nname = "tcb"\nthreshold = "own"\n',
+                              "rules[0].threshold = 'own'"),
+}
+
+
+@pytest.mark.parametrize("kind", list(BAD))
+def test_a_bad_spec_gets_one_line_naming_key_and_value_and_exit_2(tmp_path, capsys, kind):
+  text, names = BAD[kind]
+  out = tmp_path / "out"
+  assert cli.main(["study", write(tmp_path, text), "--out", str(out)]) == 2
+  err = capsys.readouterr().err
+  assert err.count("\n") == 1 and err.startswith("jbai: error: "), err
+  assert names in err, err
+  assert not out.exists()  # refused before any work
+
+
+def test_error_bars_are_never_negative():
+  """An interval's end read back at 10 digits can round past its centre (an error
+  rate of 1 pooled over drawn instances): the bars are clipped at 0."""
+  from jbai.host.summary import wilson
+  from jbai.studies.figures import _bars
+  lo, hi = wilson(200, 200)
+  bars = _bars(np.asarray([1.0]), np.asarray([lo]), np.asarray([hi]))
+  assert (bars[0] >= 0).all() and (bars[1] >= 0).all()
