@@ -109,6 +109,18 @@ def test_a_block_rule_finishes_on_its_own_default_cap():
   assert (cells["at_cap"] == 0).all() and (cells["error_rate"] == 0).all()
 
 
+def test_a_study_of_eps_good_answers_reports_t_star_eps():
+  """[study] eps_good: the rules built for it run with it, the GLLR rules with the
+  eps-GLLR, and t_star is T*_eps (621.08 on issue 39's instance, not T*'s 9,875)."""
+  spec = {"study": {"trials": 4, "delta": 0.01, "eps_good": 0.1},
+          "instances": [{"family": "gaussian", "means": [1.0, 0.97, 0.95, 0.5, 0.3]}],
+          "rules": [{"name": "ebtc-eps"}, {"name": "tcb"}]}
+  cells = jbai.study(spec)
+  assert list(cells["rule"]) == ["ebtc-eps", "tcb"]
+  np.testing.assert_allclose(cells["t_star"], 621.0768, rtol=1e-5)
+  assert (cells["error_rate"] == 0).all() and (cells["at_cap"] == 0).all()
+
+
 def test_a_listed_instance_has_the_trials_of_simulate_with_the_same_seed():
   means = [0.5, 0.45, 0.43, 0.4]
   spec = {"study": {"seed": 7, "trials": 8, "delta": [0.1, 0.01]},
@@ -283,6 +295,11 @@ BAD = {
                                       "rules[0].name = 'tcb'"),
     "own stop a rule lacks": (LISTED + '[[rules]]\nname = "tcb"\nthreshold = "own"\n',
                               "rules[0].threshold = 'own'"),
+    "negative eps_good": ("[study]\neps_good = -0.1\n" + LISTED + RULE,
+                          "study.eps_good = -0.1"),
+    "eps_good with a stop that has none": ("[study]\neps_good = 0.1\n" + LISTED +
+                                           '[[rules]]\nname = "lucb1"\n',
+                                           "rules[0].threshold = 'own'"),
 }
 
 
@@ -305,3 +322,10 @@ def test_error_bars_are_never_negative():
   lo, hi = wilson(200, 200)
   bars = _bars(np.asarray([1.0]), np.asarray([lo]), np.asarray([hi]))
   assert (bars[0] >= 0).all() and (bars[1] >= 0).all()
+
+
+def test_the_shipped_eps_ratio_study_resolves():
+  """experiments/eps_ratio.toml (docs/guide/stops.md's table) is a valid spec."""
+  path = os.path.join(os.path.dirname(__file__), "..", "experiments", "eps_ratio.toml")
+  resolved = spec_lib.load(path)
+  assert resolved["study"]["eps_good"] == 0.1 and len(resolved["settings"]) == 4

@@ -91,13 +91,15 @@ def lanes_for(trials: int) -> int:
 
 def simulate_job(family: str, means, rule: str, rule_params: dict, delta, trials: int,
                  threshold: str, max_steps: int, seed: int, dtype: Optional[str] = None,
-                 family_params: Optional[dict] = None) -> dict:
+                 family_params: Optional[dict] = None,
+                 eps_good: Optional[float] = None) -> dict:
   """The job of one `jbai.simulate` call (delta: a list of levels).
 
   `means` [K] asks for the summary per delta; [I, K] (a batch of instances, a
   study's) for the per-trial records (`trial_records`). `dtype` defaults to
   JAX's default float; `family_params` (the family's constructor arguments) is
-  recorded only when given.
+  recorded only when given, as is `eps_good` (eps-good answers: the rule built
+  for it where it takes it, the eps-GLLR stop otherwise).
   """
   job = {"kind": "simulate", "family": family, "means": np.asarray(means, float).tolist(),
          "rule": rule, "rule_params": dict(rule_params),
@@ -106,6 +108,8 @@ def simulate_job(family: str, means, rule: str, rule_params: dict, delta, trials
          "dtype": dtype or dtype_name()}
   if family_params:
     job["family_params"] = dict(family_params)
+  if eps_good is not None:
+    job["eps_good"] = float(eps_good)
   return job
 
 
@@ -151,11 +155,13 @@ def run_simulate(job: dict, progress, checkpoint=None) -> dict:
   from jbai.host.simulate import simulate
   from jbai.rules import get as get_rule
   means = job["means"]
+  eps = job.get("eps_good")
+  rule_params = {**({} if eps is None else {"eps_good": eps}), **job["rule_params"]}
   with jax.enable_x64(job["dtype"] == "float64"):
     res = simulate(jax.random.key(job["seed"]),
                    get_family(job["family"], **job.get("family_params", {})), means,
-                   get_rule(job["rule"], **job["rule_params"]), job["delta"], job["trials"],
-                   threshold=job["threshold"], max_steps=job["max_steps"],
+                   get_rule(job["rule"], **rule_params), job["delta"], job["trials"],
+                   threshold=job["threshold"], max_steps=job["max_steps"], eps_good=eps,
                    lanes=lanes_for(job["trials"] * (len(means) if np.ndim(means) == 2 else 1)),
                    progress=lambda done, total, *_: progress.update(done, total, "trials"),
                    done=None if checkpoint is None else checkpoint.done(),

@@ -36,7 +36,7 @@ from jbai.studies import instances as inst_lib
 
 STUDY_DEFAULTS = {"name": "study", "seed": 0, "trials": 100, "delta": [0.1],
                   "threshold": ["gk16"], "max_steps": None, "dtype": "float32",
-                  "description": ""}
+                  "eps_good": None, "description": ""}
 INSTANCE_KEYS = ("name", "family", "family_params", "means", "draw", "preset", "csv",
                  "arms", "alpha")
 SOURCES = ("means", "draw", "preset", "csv")
@@ -113,6 +113,10 @@ def _study(table: dict) -> dict:
   if s["max_steps"] is not None:  # None: each rule's default cap (inputs.default_max_steps)
     s["max_steps"] = _int("study.max_steps", s["max_steps"])
   s["dtype"] = _name("study.dtype", s["dtype"], DTYPES)
+  if s["eps_good"] is not None:  # eps-good answers: the eps-GLLR stop, T*_eps
+    s["eps_good"] = _num("study.eps_good", s["eps_good"])
+    if not 0 <= s["eps_good"] < math.inf:
+      _fail("study.eps_good", s["eps_good"], "must be a finite number >= 0")
   deltas = _list("study.delta", s["delta"])
   for d in deltas:
     if not 0 < _num("study.delta", d) < 1:
@@ -313,7 +317,7 @@ def _settings(entries, study: dict, instances: list) -> list:
     for values in itertools.product(*swept.values()):
       params = dict(zip(swept, values))
       try:
-        rule = get(name, **params)
+        rule = get(name, **{**eps_params(study), **params})
       except (TypeError, ValueError) as e:
         _fail(where, params, str(e).splitlines()[0])
       own = stops.own_stop(rule)
@@ -324,12 +328,24 @@ def _settings(entries, study: dict, instances: list) -> list:
                 f"{list(THRESHOLDS)}")
         for inst in families.values():
           _check_rule(where, rule, t, inst)
+        if study["eps_good"] is not None:
+          from jbai.stops.eps_good import with_eps
+          try:
+            with_eps(rule, None if t == OWN else t, study["eps_good"])
+          except ValueError as e:
+            _fail(f"{where}.threshold", t, str(e).splitlines()[0])
         out.append({"rule": name, "params": params, "threshold": t})
   keys = [(s["rule"], repr(sorted(s["params"].items())), s["threshold"]) for s in out]
   for k in keys:
     if keys.count(k) > 1:
       _fail("rules", k[0], f"runs the setting {k[1]} with threshold {k[2]!r} twice")
   return out
+
+
+def eps_params(study: dict) -> dict:
+  """{"eps_good": eps} for a study of eps-good answers (rules that take it are
+  built for it; `jbai.rules.get` passes it only to those), else {}."""
+  return {} if study.get("eps_good") is None else {"eps_good": study["eps_good"]}
 
 
 def _check_rule(where: str, rule, threshold: str, inst: dict) -> None:

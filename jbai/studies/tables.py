@@ -20,12 +20,14 @@ The tables hold only what the trials determine, in spec order, so that a rerun
 
 import functools
 import math
+from typing import Optional
 
 import numpy as np
 
 from jbai.core.inputs import default_max_steps
 from jbai.host.summary import mean_ci, wilson
 from jbai.reproduce.jobs import result_of, simulate_job
+from jbai.studies.spec import eps_params
 
 CELL_COLUMNS = ["instance", "source", "group", "family", "K", "rule", "params", "threshold",
                 "delta", "trials", "mean_tau", "tau_ci_low", "tau_ci_high", "median_tau",
@@ -58,7 +60,7 @@ def plan(resolved: dict) -> list:
     first = instances[members[0]]
     means = [instances[i]["means"] for i in members]
     for setting in resolved["settings"]:
-      rule = get(setting["rule"], **setting["params"])
+      rule = get(setting["rule"], **{**eps_params(study), **setting["params"]})
       own = setting["threshold"] == "own"
       levels = study["delta"]
       split = stops.takes_delta(rule.init(len(first["means"])))
@@ -67,9 +69,16 @@ def plan(resolved: dict) -> list:
                            deltas, study["trials"], None if own else setting["threshold"],
                            study["max_steps"] or default_max_steps(rule),
                            study["seed"], study["dtype"],
-                           first["family_params"])
+                           first["family_params"], study.get("eps_good"))
         out.append((members, setting, deltas, job))
   return out
+
+
+@functools.lru_cache(maxsize=None)
+def _eps_solver():
+  import jax
+  from jbai.oracle import eps_solve
+  return jax.jit(eps_solve, static_argnums=0)
 
 
 @functools.lru_cache(maxsize=None)
@@ -79,9 +88,10 @@ def _solver():
   return jax.jit(exact_solve, static_argnums=0)
 
 
-def t_stars(instances: list) -> list:
+def t_stars(instances: list, eps_good: Optional[float] = None) -> list:
   """T*(nu) = 1 / Gamma(nu) of every instance, in float64 (one batched exact
-  oracle solve per family and K)."""
+  oracle solve per family and K); with eps_good, T*_eps(nu) of eps-good answers
+  (`jbai.oracle.eps_solve`)."""
   import jax
   from jbai.families import get
   out = [0.0] * len(instances)
@@ -94,7 +104,10 @@ def t_stars(instances: list) -> list:
       first = instances[members[0]]
       family = get(first["family"], **first["family_params"])
       table = np.asarray([instances[i]["means"] for i in members], np.float64)
-      _, gamma = _solver()(family, table)
+      if eps_good is None:
+        _, gamma = _solver()(family, table)
+      else:
+        gamma = _eps_solver()(family, table, eps_good).gamma
       for i, g in zip(members, np.asarray(gamma, np.float64)):
         out[i] = 1.0 / float(g)
   return out
@@ -118,7 +131,7 @@ def tables(resolved: dict, records: dict, t_star: list = None) -> tuple:
   """(cell rows, trial rows) of the jobs that have run, in spec order: instance,
   then rule setting, then delta (`CELL_COLUMNS`, `TRIAL_COLUMNS`)."""
   instances, settings = resolved["instances"], resolved["settings"]
-  t_star = t_stars(instances) if t_star is None else t_star
+  t_star = t_stars(instances, resolved["study"].get("eps_good")) if t_star is None else t_star
   found = []
   for members, setting, deltas, job in plan(resolved):
     res = result_of(records, job)
