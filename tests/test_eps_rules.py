@@ -254,23 +254,25 @@ def test_eps_rules_in_float32_and_float64(x64):
 # ------------------------------------------------------------ delta-PAC (slow)
 
 @pytest.mark.slow
-@pytest.mark.parametrize("family, means, eps, beta", [
+@pytest.mark.parametrize("family, means, eps, rule, params", [
     # eps-good {0, 1, 2}, arm 3 (0.85) 0.05 beyond eps
-    ("gaussian", [1.0, 0.95, 0.92, 0.85, 0.5], 0.1, 0.5),
-    ("gaussian", [1.0, 0.95, 0.92, 0.85, 0.5], 0.1, "ids"),
+    ("gaussian", [1.0, 0.95, 0.92, 0.85, 0.5], 0.1, "ebtc-eps", {"beta": 0.5}),
+    ("gaussian", [1.0, 0.95, 0.92, 0.85, 0.5], 0.1, "ebtc-eps", {"beta": "ids"}),
+    ("gaussian", [1.0, 0.95, 0.92, 0.85, 0.5], 0.1, "tas-d-eps", {}),
     # eps-good {0, 1, 2}, arm 3 (0.55) 0.05 beyond eps; Bernoulli steps cost about
-    # ten Gaussian ones (golden-section costs), so one beta here
-    ("bernoulli", [0.7, 0.66, 0.63, 0.55, 0.3], 0.1, 0.5),
+    # ten Gaussian ones (golden-section costs), so one setting per rule here
+    ("bernoulli", [0.7, 0.66, 0.63, 0.55, 0.3], 0.1, "ebtc-eps", {"beta": 0.5}),
+    ("bernoulli", [0.7, 0.66, 0.63, 0.55, 0.3], 0.1, "tas-d-eps", {}),
 ])
-def test_ebtc_eps_is_delta_pac_for_eps_good_answers(family, means, eps, beta):
+def test_eps_rules_are_delta_pac_for_eps_good_answers(family, means, eps, rule, params):
   """2,000 trials at delta = 0.1 on instances with three eps-good arms and a bad
   arm 0.05 beyond eps: the rate of answers that are not eps-good is at most delta,
   tested at 99% confidence (the lower end of the Wilson 99% interval of the error
   rate <= delta), with no trial at the cap; and some answers are not the best arm
-  (the eps-good task is what ran). About 100 s of CPU in all."""
+  (the eps-good task is what ran). About 150 s of CPU in all."""
   delta, n = 0.1, 2000
-  rule = rules.ebtc_eps(eps, beta=beta)
-  res = jbai.simulate(jax.random.key(12), family, means, rule, delta, n)
+  res = jbai.simulate(jax.random.key(12), family, means,
+                      rules.get(rule, eps_good=eps, **params), delta, n)
   assert not res.hit_cap.any()
   errors = int(np.sum(~res.correct))
   assert wilson(errors, n, z=2.5758)[0] <= delta, errors
