@@ -132,6 +132,15 @@ def test_a_listed_instance_has_the_trials_of_simulate_with_the_same_seed():
     res = jbai.simulate(jax.random.key(7), "bernoulli", means, "tcb", [0.1, 0.01], 8,
                         lanes=jobs_lib.lanes_for(8))
   np.testing.assert_allclose(cells["mean_tau"].to_numpy(), res.tau.mean(axis=0))
+  # Result.cells(): the same columns (a study adds source and group) and numbers.
+  mine = res.cells()
+  assert set(cells.columns) - set(mine.columns) == {"source", "group"}
+  for column in ("rule", "threshold", "family", "K", "delta", "trials", "wrong", "at_cap"):
+    assert list(mine[column]) == list(cells[column]), column
+  for column in ("mean_tau", "tau_ci_low", "tau_ci_high", "median_tau", "error_rate",
+                 "error_ci_low", "error_ci_high"):  # the study rounds to 10 digits
+    np.testing.assert_allclose(mine[column], cells[column], rtol=1e-9, err_msg=column)
+  np.testing.assert_allclose(mine["t_star"], cells["t_star"], rtol=1e-4)  # float32 oracle
 
 
 def test_an_interrupted_job_resumes_from_its_checkpoint(tmp_path):

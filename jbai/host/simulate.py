@@ -19,6 +19,7 @@ from jbai.core import inputs, pool as pool_lib, records
 from jbai.core.lane import Config
 from jbai.core.rollout import Rollout, from_records
 from jbai.host import memory_maps, programs
+from jbai.host import summary as summary_lib
 from jbai.host.summary import optimal, summarize
 from jbai.state import count_dtype
 
@@ -49,6 +50,12 @@ class Result:
     if name == "trials":  # not yet set (unpickling): no recursion
       raise AttributeError(name)
     return getattr(self.trials, name)
+
+  def cells(self):
+    """The summary as rows with the columns of a study's cells.csv (`jbai.study`):
+    one per (instance, delta); a pandas DataFrame when pandas is importable,
+    else a dict of columns."""
+    return summary_lib.cells(self.summary, self.stats)
 
   def __repr__(self):
     shapes = ", ".join(f"{k}={getattr(v, 'shape', v)}" for k, v in self.trials._asdict().items()

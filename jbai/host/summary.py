@@ -65,3 +65,43 @@ def summarize(family: Family, means, delta: float, tau, correct, hit_cap,
           "wrong": int(np.sum(~correct & ~hit_cap)), "hit_cap": int(np.sum(hit_cap)),
           "t_star": t_star, "w_star": [float(x) for x in np.asarray(w)],
           "t_star_log": lower_bound, "ratio": mean / lower_bound}
+
+
+# The columns of a run's cells, as a study's cells.csv has them (`jbai.studies`;
+# a study adds source and group).
+CELL_COLUMNS = ["instance", "family", "K", "rule", "params", "threshold", "delta", "trials",
+                "mean_tau", "tau_ci_low", "tau_ci_high", "median_tau", "error_rate",
+                "error_ci_low", "error_ci_high", "wrong", "at_cap", "t_star", "t_star_log",
+                "ratio"]
+
+
+def _name_and_params(text: str) -> tuple:
+  """("t3c", "beta=0.3") from "t3c(beta=0.3)": a study's rule and params columns."""
+  name, _, inside = text.partition("(")
+  params = [p.strip() for p in inside.rstrip(")").split(",") if p.strip()]
+  return name, ";".join(sorted(params))
+
+
+def cells(summary: list, stats: dict):
+  """A run's summaries (one per instance and delta) as the rows of a study's
+  cells.csv: a pandas DataFrame when pandas is importable, else a dict of columns.
+  `params` lists every parameter of the rule (a study's, those its spec gives)."""
+  rule, params = _name_and_params(stats["rule"])
+  family = stats["family"].partition("(")[0]
+  columns = {c: [] for c in CELL_COLUMNS}
+  for s in summary:
+    (tau_lo, tau_hi), (err_lo, err_hi) = s["tau_ci95"], s["error_ci95"]
+    row = {"instance": s["instance"], "family": family, "K": len(s["means"]), "rule": rule,
+           "params": params, "threshold": stats["threshold"].removesuffix("()"), "delta": s["delta"],
+           "trials": s["trials"], "mean_tau": s["mean_tau"], "tau_ci_low": tau_lo,
+           "tau_ci_high": tau_hi, "median_tau": s["median_tau"],
+           "error_rate": s["error_rate"], "error_ci_low": err_lo, "error_ci_high": err_hi,
+           "wrong": s["wrong"], "at_cap": s["hit_cap"], "t_star": s["t_star"],
+           "t_star_log": s["t_star_log"], "ratio": s["ratio"]}
+    for c in CELL_COLUMNS:
+      columns[c].append(row[c])
+  try:
+    import pandas
+  except ImportError:
+    return columns
+  return pandas.DataFrame(columns)
