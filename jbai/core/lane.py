@@ -130,9 +130,7 @@ def fold_in_count(key: jax.Array, n: jax.Array) -> jax.Array:
 def rule_key(key: jax.Array, t: jax.Array) -> jax.Array:
   """The key of the rule's choice at step t of a trial (raw key data in, a typed
   `jbai.random.prng.THREEFRY` key out, bit-identical to jax.random's default)."""
-  if jnp.dtype(t.dtype).itemsize <= 4:
-    return jax.random.fold_in(prng.wrap(key), 2 * t.astype(jnp.uint32))
-  return fold_in_count(prng.wrap(key), 2 * t.astype(jnp.uint64))
+  return fold_in_count(prng.wrap(key), 2 * t)
 
 
 def reward_key(key: jax.Array, arm: jax.Array, n: jax.Array) -> jax.Array:

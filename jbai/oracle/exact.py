@@ -244,9 +244,8 @@ def _tangent_map(family: Family, means: jax.Array, beta, z: jax.Array):
   a = jnp.argmax(safe)
   safe = _interior(family, safe)  # finite derivatives at the ends of Theta
   res = lambda z_, m_, b_: _residual(family, m_, b_, a, z_)
-  jac = jax.jacfwd(res, argnums=0)(z, safe, beta)
   # A beta of None (the optimal allocation) is an empty pytree: no column.
-  rhs_means, rhs_beta = jax.jacfwd(res, argnums=(1, 2))(z, safe, beta)
+  jac, rhs_means, rhs_beta = jax.jacfwd(res, argnums=(0, 1, 2))(z, safe, beta)
   finite = jnp.all(jnp.isfinite(jac))
   jac = jnp.where(finite & ~tie, jac, jnp.eye(z.shape[0], dtype=z.dtype))
   # A system that is singular in the working precision is solved by the

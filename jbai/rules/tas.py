@@ -148,6 +148,31 @@ def starved(counts: jax.Array, t: jax.Array, forced: str) -> jax.Array:
   return low < bound if forced == "strict" else low <= bound
 
 
+def d_tracking(key: jax.Array, counts: jax.Array, t: jax.Array, w: jax.Array,
+               forced: str) -> jax.Array:
+  """[] int32, D-tracking's arm: the furthest below t w, or the least sampled
+  while some arm is unpulled or starved (`starved`)."""
+  tracked = argmax_random_ties(key, t.astype(w.dtype) * w - counts)
+  explore = starved(counts, t, forced) | (jnp.min(counts) == 0)
+  return jnp.where(explore, least_sampled(counts), tracked).astype(jnp.int32)
+
+
+def c_tracking(key: jax.Array, counts: jax.Array, t: jax.Array, w: jax.Array,
+               deficit: jax.Array, forced: str, projection: str) -> tuple:
+  """(arm, deficit): C-tracking's arm, the largest cumulative deficit of the
+  (eps-projected, `projection`) allocations, or the least sampled while some
+  arm is unpulled (uniform steps then) or starved; the deficit after the pull."""
+  num_arms = counts.shape[-1]
+  initial = jnp.min(counts) == 0
+  floor = 0.5 / jnp.sqrt(num_arms**2 + t.astype(w.dtype))
+  tracked_w = eps_projection(w, floor) if projection == "eps" else w
+  deficit = deficit + jnp.where(initial, 1.0 / num_arms, tracked_w)
+  tracked = argmax_random_ties(key, deficit)
+  explore = initial | starved(counts, t, forced)
+  arm = jnp.where(explore, least_sampled(counts), tracked).astype(jnp.int32)
+  return arm, deficit.at[arm].add(-1.0)
+
+
 def check_lazy_factor(lazy_factor: Optional[float]) -> Optional[float]:
   if lazy_factor is None:
     return None
@@ -238,9 +263,7 @@ def tas_d(lazy_factor: Optional[float] = None, solver: str = "warm",
   def select(key, family, arm_stats, state):
     counts, t = arm_stats.counts, arm_stats.t
     w, next_solve, warm = tracked_allocation(family, arm_stats, state, lazy_factor, solver)
-    tracked = argmax_random_ties(key, t.astype(w.dtype) * w - counts)
-    explore = starved(counts, t, forced) | (jnp.min(counts) == 0)
-    arm = jnp.where(explore, least_sampled(counts), tracked).astype(jnp.int32)
+    arm = d_tracking(key, counts, t, w, forced)
     return arm, DTrackingState(w=w, next_solve=next_solve, warm=warm)
 
   return Rule("tas-d", init, select,
@@ -276,18 +299,9 @@ def tas_c(lazy_factor: Optional[float] = None, solver: str = "warm",
                           deficit=jnp.zeros(num_arms, jnp.result_type(float)))
 
   def select(key, family, arm_stats, state):
-    counts, t = arm_stats.counts, arm_stats.t
-    num_arms = counts.shape[-1]
     w, next_solve, warm = tracked_allocation(family, arm_stats, state, lazy_factor, solver)
-    initial = jnp.min(counts) == 0
-    eps = 0.5 / jnp.sqrt(num_arms**2 + t.astype(w.dtype))
-    tracked_w = eps_projection(w, eps) if projection == "eps" else w
-    step = jnp.where(initial, 1.0 / num_arms, tracked_w)
-    deficit = state.deficit + step
-    tracked = argmax_random_ties(key, deficit)
-    explore = initial | starved(counts, t, forced)
-    arm = jnp.where(explore, least_sampled(counts), tracked).astype(jnp.int32)
-    deficit = deficit.at[arm].add(-1.0)
+    arm, deficit = c_tracking(key, arm_stats.counts, arm_stats.t, w, state.deficit, forced,
+                              projection)
     return arm, CTrackingState(w=w, next_solve=next_solve, warm=warm, deficit=deficit)
 
   return Rule("tas-c", init, select,

@@ -44,11 +44,10 @@ from jbai.builders import cached
 from jbai.families.base import Family
 from jbai.oracle.eps import eps_solve
 from jbai.oracle.eps_warm import NEWTON_STEPS, eps_warm_solve, eps_warm_start
-from jbai.rules.base import Rule, check_eps_good, least_sampled
+from jbai.rules.base import Rule, check_eps_good
 from jbai.rules.tas import (FORCED, PROJECTIONS, CTrackingState, DTrackingState, _params,
-                            check_choice, check_lazy_factor, eps_projection, on_schedule,
-                            starved)
-from jbai.rules.ties import argmax_random_ties
+                            c_tracking, check_choice, check_lazy_factor, d_tracking,
+                            on_schedule)
 from jbai.state import ArmStats, count_dtype
 from jbai.stops.eps_good import eps_gllr
 
@@ -80,12 +79,9 @@ def _check(exact_rule, eps_good, lazy_factor, solver, forced):
 @cached
 def _select_d(eps: float, lazy_factor, solver: str, forced: str):
   def select(key, family, arm_stats, state):
-    counts, t = arm_stats.counts, arm_stats.t
     w, next_solve, warm = tracked_eps_allocation(family, arm_stats, state, eps,
                                                  lazy_factor, solver)
-    tracked = argmax_random_ties(key, t.astype(w.dtype) * w - counts)
-    explore = starved(counts, t, forced) | (jnp.min(counts) == 0)
-    arm = jnp.where(explore, least_sampled(counts), tracked).astype(jnp.int32)
+    arm = d_tracking(key, arm_stats.counts, arm_stats.t, w, forced)
     return arm, DTrackingState(w=w, next_solve=next_solve, warm=warm)
   return select
 
@@ -93,19 +89,10 @@ def _select_d(eps: float, lazy_factor, solver: str, forced: str):
 @cached
 def _select_c(eps: float, lazy_factor, solver: str, forced: str, projection: str):
   def select(key, family, arm_stats, state):
-    counts, t = arm_stats.counts, arm_stats.t
-    num_arms = counts.shape[-1]
     w, next_solve, warm = tracked_eps_allocation(family, arm_stats, state, eps,
                                                  lazy_factor, solver)
-    initial = jnp.min(counts) == 0
-    floor = 0.5 / jnp.sqrt(num_arms**2 + t.astype(w.dtype))
-    tracked_w = eps_projection(w, floor) if projection == "eps" else w
-    step = jnp.where(initial, 1.0 / num_arms, tracked_w)
-    deficit = state.deficit + step
-    tracked = argmax_random_ties(key, deficit)
-    explore = initial | starved(counts, t, forced)
-    arm = jnp.where(explore, least_sampled(counts), tracked).astype(jnp.int32)
-    deficit = deficit.at[arm].add(-1.0)
+    arm, deficit = c_tracking(key, arm_stats.counts, arm_stats.t, w, state.deficit, forced,
+                              projection)
     return arm, CTrackingState(w=w, next_solve=next_solve, warm=warm, deficit=deficit)
   return select
 

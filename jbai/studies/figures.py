@@ -119,9 +119,9 @@ def _pooled(drawn):
     n, e, k = pooled.get(key, (0, 0, 0))
     pooled[key] = (n + int(r["trials"]), e + round(float(r["error_rate"]) * int(r["trials"])),
                    k + 1)
+  from jbai.host.summary import wilson
   out = []
   for (group, label, delta), (n, e, k) in pooled.items():
-    from jbai.host.summary import wilson
     lo, hi = wilson(e, n)
     out.append({"instance": group.format(k), "label": label, "delta": delta,
                 "error_rate": e / n, "error_ci_low": lo, "error_ci_high": hi})

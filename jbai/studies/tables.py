@@ -18,7 +18,6 @@ The tables hold only what the trials determine, in spec order, so that a rerun
   trials  one row per trial: the cell's keys, tau, the answer, correct, at_cap.
 """
 
-import functools
 import math
 from typing import Optional
 
@@ -74,26 +73,13 @@ def plan(resolved: dict) -> list:
   return out
 
 
-@functools.lru_cache(maxsize=None)
-def _eps_solver():
-  import jax
-  from jbai.oracle import eps_solve
-  return jax.jit(eps_solve, static_argnums=0)
-
-
-@functools.lru_cache(maxsize=None)
-def _solver():
-  import jax
-  from jbai.oracle import exact_solve
-  return jax.jit(exact_solve, static_argnums=0)
-
-
 def t_stars(instances: list, eps_good: Optional[float] = None) -> list:
   """T*(nu) = 1 / Gamma(nu) of every instance, in float64 (one batched exact
   oracle solve per family and K); with eps_good, T*_eps(nu) of eps-good answers
   (`jbai.oracle.eps_solve`)."""
   import jax
   from jbai.families import get
+  from jbai.oracle import eps_solve, exact_solve  # both jit-compiled
   out = [0.0] * len(instances)
   batches = {}
   for i, inst in enumerate(instances):
@@ -105,9 +91,9 @@ def t_stars(instances: list, eps_good: Optional[float] = None) -> list:
       family = get(first["family"], **first["family_params"])
       table = np.asarray([instances[i]["means"] for i in members], np.float64)
       if eps_good is None:
-        _, gamma = _solver()(family, table)
+        _, gamma = exact_solve(family, table)
       else:
-        gamma = _eps_solver()(family, table, eps_good).gamma
+        gamma = eps_solve(family, table, eps_good).gamma
       for i, g in zip(members, np.asarray(gamma, np.float64)):
         out[i] = 1.0 / float(g)
   return out
