@@ -17,6 +17,8 @@ from jbai import cli, families, rules, stops
 from jbai.host.summary import wilson
 from jbai.state import arm_stats, empty_stats, observe
 
+from helpers import eps_run_three_ways
+
 # Arms 0 and 1 are eps-good (eps = 0.1); exact BAI would have to tell 1 from 0.97.
 MEANS = [1.0, 0.97, 0.5, 0.3]
 EPS = 0.1
@@ -201,22 +203,7 @@ def test_same_key_same_result_through_run_simulate_and_rollout(name, tmp_path, c
   (delta = 0.01: gk16 is a heuristic threshold that may stop after the first K
   pulls, which at delta = 0.1 errs in about 2 trials in 1,000) and the run says
   what its error rate counts."""
-  key, delta, n = jax.random.key(3), 0.01, 8
-  out = tmp_path / "r.json"
-  assert cli.main(["run", "--family", "gaussian", "--means", ",".join(map(str, MEANS)),
-                   "--rule", name, "--eps-good", str(EPS), "--delta", str(delta),
-                   "--trials", str(n), "--seed", "3", "--json", "--out", str(out)]) == 0
-  rec = json.loads(capsys.readouterr().out)
-  arrays = np.load(tmp_path / "r.npz")
-  sim = jbai.simulate(key, "gaussian", MEANS, rules.get(name, eps_good=EPS), delta, n,
-                      eps_good=EPS)
-  ro = jbai.rollout(key, "gaussian", MEANS, rules.get(name, eps_good=EPS), delta, n,
-                    eps_good=EPS, scores=False)
-  for field in ("tau", "answer", "correct", "counts"):
-    np.testing.assert_array_equal(arrays[field], getattr(sim, field), err_msg=field)
-    np.testing.assert_array_equal(np.asarray(getattr(ro, field)), getattr(sim, field),
-                                  err_msg=field)
-  assert rec["eps_good"] == EPS and rec["mean_tau"] == pytest.approx(sim.tau.mean())
+  _, sim = eps_run_three_ways(name, MEANS, EPS, 8, tmp_path, capsys)
   assert set(np.unique(sim.answer)) <= {0, 1} and not sim.hit_cap.any()
 
 

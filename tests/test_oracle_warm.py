@@ -13,7 +13,8 @@ import pytest
 
 import jbai
 from jbai.oracle import exact_solve, warm_solve, warm_start
-from jbai.state import empty_stats, observe
+
+from helpers import trajectory
 
 INSTANCES = [
     ("gaussian", [1.2, 1.0, 1.0, 1.0, 1.0]),
@@ -30,23 +31,6 @@ INSTANCES = [
 solve = jax.jit(warm_solve, static_argnums=0)
 exact = jax.jit(exact_solve, static_argnums=0)
 
-
-def trajectory(family, means, steps, seed=0):
-  """Projected sample means after each of `steps` pulls (round robin with random
-  tie-breaks), as a simulation's rule sees them; from the first step on which
-  every arm has a pull."""
-  means = jnp.asarray(means)
-  k = means.shape[0]
-
-  def step(st, key):
-    k_arm, k_reward = jax.random.split(key)
-    arm = jnp.argmin(st.counts - 0.5 * jax.random.uniform(k_arm, (k,), means.dtype))
-    st = observe(family, st, arm, family.sample(k_reward, means[arm]))
-    return st, st.mean
-
-  keys = jax.random.split(jax.random.key(seed), steps)
-  _, mus = jax.jit(lambda k_: jax.lax.scan(step, empty_stats(family, k, means.dtype), k_))(keys)
-  return mus[k:]
 
 
 def run_warm(family, mus, newton_steps=None):

@@ -6,38 +6,21 @@ means as the rules see them; then the rules: their stop, their validation, one
 key one result through `jbai run`, `simulate` and `rollout`, x64 off.
 """
 
-import json
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import jbai
-from jbai import cli, families, oracle, rules
+from jbai import families, oracle, rules
 from jbai.oracle.eps_warm import eps_warm_solve, eps_warm_start
-from jbai.state import empty_stats, observe
+
+from helpers import eps_run_three_ways, trajectory
 
 MEANS = [1.0, 0.97, 0.95, 0.5, 0.3]  # issue 39's instance: eps-good {0, 1, 2}
 EPS = 0.1
 INSTANCES = [("gaussian", MEANS, EPS), ("bernoulli", [0.9, 0.85, 0.6, 0.3, 0.05], EPS)]
 
-
-def trajectory(family, means, steps, seed=0):
-  """Projected sample means after each of `steps` round-robin pulls (random
-  tie-breaks), from the first step on which every arm has a pull."""
-  means = jnp.asarray(means)
-  k = means.shape[0]
-
-  def step(st, key):
-    k_arm, k_reward = jax.random.split(key)
-    arm = jnp.argmin(st.counts - 0.5 * jax.random.uniform(k_arm, (k,), means.dtype))
-    st = observe(family, st, arm, family.sample(k_reward, means[arm]))
-    return st, st.mean
-
-  keys = jax.random.split(jax.random.key(seed), steps)
-  _, mus = jax.jit(lambda k_: jax.lax.scan(step, empty_stats(family, k, means.dtype), k_))(keys)
-  return mus[k:]
 
 
 def best_arm_changed(mus, within):
@@ -112,21 +95,7 @@ def test_rules_carry_their_stop_and_validate():
 def test_same_key_same_result_through_run_simulate_and_rollout(name, tmp_path, capsys):
   """Per trial, `jbai run`, `simulate` and `rollout` agree; every answer is eps-good;
   the summary's T* is T*_eps."""
-  key, delta, n = jax.random.key(3), 0.01, 6
-  out = tmp_path / "r.json"
-  assert cli.main(["run", "--family", "gaussian", "--means", ",".join(map(str, MEANS)),
-                   "--rule", name, "--eps-good", str(EPS), "--delta", str(delta),
-                   "--trials", str(n), "--seed", "3", "--json", "--out", str(out)]) == 0
-  rec = json.loads(capsys.readouterr().out)
-  arrays = np.load(tmp_path / "r.npz")
-  rule = rules.get(name, eps_good=EPS)
-  sim = jbai.simulate(key, "gaussian", MEANS, rule, delta, n, eps_good=EPS)
-  ro = jbai.rollout(key, "gaussian", MEANS, rule, delta, n, eps_good=EPS, scores=False)
-  for field in ("tau", "answer", "correct", "counts"):
-    np.testing.assert_array_equal(arrays[field], getattr(sim, field), err_msg=field)
-    np.testing.assert_array_equal(np.asarray(getattr(ro, field)), getattr(sim, field),
-                                  err_msg=field)
-  assert rec["eps_good"] == EPS and rec["mean_tau"] == pytest.approx(sim.tau.mean())
+  rec, sim = eps_run_three_ways(name, MEANS, EPS, 6, tmp_path, capsys)
   assert rec["t_star"] == pytest.approx(621.0768, abs=1e-3)
   assert set(np.unique(sim.answer)) <= {0, 1, 2} and not sim.hit_cap.any()
 
