@@ -17,14 +17,11 @@ from jbai.oracle import exact_beta_solve, exact_solve
 
 _BATCH = 128  # beta grids are padded to a multiple of this: one compilation per K
 
-_solve = jax.jit(exact_solve, static_argnums=0)
-_beta_solve = jax.jit(exact_beta_solve, static_argnums=0)
-
 
 @functools.lru_cache(maxsize=64)
 def _optimal(family: str, means: tuple):
   with jax.enable_x64(True):
-    w, gam = _solve(get_family(family), np.asarray(means, np.float64))
+    w, gam = exact_solve(get_family(family), np.asarray(means, np.float64))
     return np.asarray(w, np.float64), float(gam)
 
 
@@ -47,5 +44,5 @@ def beta_t_star(family: str, means, betas) -> np.ndarray:
   padded = np.concatenate([betas, np.full(size - n, 0.5)])
   with jax.enable_x64(True):
     table = np.broadcast_to(np.asarray(means, np.float64), (size, len(means)))
-    _, gam = _beta_solve(get_family(family), table, padded)
+    _, gam = exact_beta_solve(get_family(family), table, padded)
     return 1.0 / np.asarray(gam, np.float64)[:n]
