@@ -211,3 +211,20 @@ def test_two_hosts_with_jax_distributed_give_the_same_results(tmp_path):
   one = run(lanes=11)
   for i in range(2):
     np.testing.assert_array_equal(np.load(tmp_path / f"host{i}.npy"), one.tau)
+
+
+@pytest.mark.parametrize("platform", ["cpu", "gpu"])
+def test_an_observation_adds_to_its_arm_alone_on_every_platform(monkeypatch, platform):
+  """`add_to_arm` is a scatter on a CPU and a one-hot update elsewhere: the same
+  values, batched or not, for counts and for statistics."""
+  import jax.numpy as jnp
+  from jbai.state import add_to_arm
+  monkeypatch.setattr(jax, "default_backend", lambda: platform)
+  x = jnp.arange(15.0).reshape(5, 3)
+  want = np.asarray(x).copy()
+  want[2] += [0.5, -1.0, 2.0]
+  np.testing.assert_array_equal(add_to_arm(x, jnp.int32(2), jnp.array([0.5, -1.0, 2.0])), want)
+  counts = jnp.zeros((4, 5), jnp.int32)
+  arms = jnp.array([0, 4, 4, 1])
+  got = jax.jit(jax.vmap(lambda c, a: add_to_arm(c, a, jnp.int32(3))))(counts, arms)
+  np.testing.assert_array_equal(got, 3 * np.eye(5, dtype=np.int32)[np.asarray(arms)])

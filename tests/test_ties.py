@@ -13,7 +13,7 @@ from jbai.core.lane import rule_key
 from jbai.random import prng
 from jbai.rules import ties
 from jbai.rules.ties import (TIE_ULPS, argmax_random, argmax_ties, first_index, first_max,
-                             maxima, or_argmax)
+                             maxima, or_argmax, running_count)
 from jbai.rules.top_two import tci_challenger
 from jbai.state import arm_stats
 
@@ -24,6 +24,16 @@ def test_first_index_and_its_fallback_to_an_argmax():
   values = jnp.array([0.2, 0.9, 0.5])
   assert int(or_argmax(jnp.int32(0), values)) == 0
   assert int(or_argmax(jnp.int32(3), values)) == 1  # nowhere: the arg-max, not K - 1
+
+
+@pytest.mark.parametrize("shape", [(1,), (5,), (33,), (3, 7)])
+def test_running_count_is_the_cumulative_count(shape):
+  mask = np.random.default_rng(sum(shape)).random(shape) < 0.5
+  count = running_count(jnp.asarray(mask))
+  assert count.dtype == jnp.int32
+  np.testing.assert_array_equal(count, np.cumsum(mask, axis=-1))
+  batched = jax.jit(jax.vmap(running_count))(jnp.asarray(mask).reshape(1, *shape))
+  np.testing.assert_array_equal(batched[0], np.cumsum(mask, axis=-1))
 
 
 def test_when_no_maximum_is_found_the_helpers_pick_an_argmax(monkeypatch):

@@ -25,12 +25,14 @@ from jbai.core import lane as lane_lib
 from jbai.core.lane import Config, Lane
 from jbai.families.base import Family
 from jbai.rules.base import Rule
+from jbai.rules.ties import running_count
 
 REFILL_EVERY = 8  # steps between writing results and refilling finished lanes
 SHRINK = 8        # the tail's pool has 1/SHRINK of the lanes ...
 MIN_LANES = 4     # ... and at least MIN_LANES (`smaller_pool`)
 UNROLL_CPU = 1          # steps per iteration of the chunk's loop on a CPU ...
 UNROLL_ACCELERATOR = 8  # ... and on an accelerator (`default_unroll`)
+CPU_COMPILER_OPTIONS = {"xla_cpu_prefer_vector_width": 512}  # (`compiler_options`)
 
 
 class Slots(NamedTuple):
@@ -135,14 +137,14 @@ def build_chunk(family: Family, rule: Rule, threshold, num_arms: int,
   def write_and_refill(pool: Pool, config: Config, total, device, n_devices) -> Pool:
     lanes = pool.lanes
     finished = lanes.done & (lanes.index >= 0)
-    slot = pool.written + jnp.cumsum(finished) - 1
+    slot = pool.written + running_count(finished) - 1
     written = finished & (slot < size)
     target = jnp.where(written, slot, size)  # out of range: dropped
     slots = jax.tree.map(lambda s, v: s.at[target].set(v, mode="drop"),
                          pool.slots, _lane_slots(lanes))
     # Written and idle lanes take the next pending trials, in lane order.
     free = written | (lanes.index < 0)
-    position = device + n_devices * (pool.next_trial + jnp.cumsum(free) - 1)
+    position = device + n_devices * (pool.next_trial + running_count(free) - 1)
     trial = (position if config.todo is None else
              config.todo[jnp.clip(position, 0, config.todo.shape[0] - 1)])
     new_index = jnp.where(position < total, trial, -1).astype(jnp.int32)
@@ -236,6 +238,18 @@ def default_unroll(platform: Optional[str] = None) -> int:
   if (platform or jax.default_backend()) == "cpu":
     return UNROLL_CPU
   return UNROLL_ACCELERATOR
+
+
+def compiler_options(platform: Optional[str] = None) -> dict:
+  """XLA's options for the chunk program on devices of `platform` (default:
+  JAX's default backend), passed to that program's compilation alone: nothing
+  global changes. On a CPU, LLVM's preferred vector width of 512 bits (XLA's
+  default is 256): on a CPU with AVX-512 a step at K = 5 costs 10 to 15% less,
+  with bit-identical results (benchmarks/step_profile.py, docs/performance.md);
+  it is a preference, which a CPU without 512-bit vectors cannot take up."""
+  if (platform or jax.default_backend()) == "cpu":
+    return dict(CPU_COMPILER_OPTIONS)
+  return {}
 
 
 def default_lanes(total: int, n_devices: int = 1, platform: Optional[str] = None) -> int:

@@ -7,6 +7,7 @@ a trial depend on the program it runs in (docs/design/ties.md).
 
   maxima(values)                  [K] bool, the maxima up to rounding
   first_index(mask)               the lowest index where a mask holds (K: nowhere)
+  running_count(mask)             the cumulative count of a mask (an associative scan)
   or_argmax(index, values)        index, or an arg-max where no maximum was found
   first_max(values)               the lowest index of a maximum
   argmax_ties(u, values)          a maximum chosen by one uniform u (floor(u n)-th of n)
@@ -47,6 +48,14 @@ def first_index(mask: jax.Array) -> jax.Array:
   return jnp.min(jnp.where(mask, jnp.arange(num, dtype=jnp.int32), num))
 
 
+def running_count(mask: jax.Array) -> jax.Array:
+  """[..., K] int32 number of entries of `mask` [..., K] that hold up to and
+  including each index (a cumulative sum over the last axis), as an associative
+  scan: XLA:CPU runs cumsum as a reduce-window, several times slower for any K
+  (docs/design/ties.md)."""
+  return jax.lax.associative_scan(jnp.add, mask.astype(jnp.int32), axis=-1)
+
+
 def or_argmax(index: jax.Array, values: jax.Array) -> jax.Array:
   """[] int32 `index`, or, where it is K (no arm was found among the maxima: the
   copy of `values` that took the maximum and the copy compared with it differ by
@@ -79,7 +88,7 @@ def argmax_ties(u: jax.Array, values: jax.Array) -> jax.Array:
   """
   is_max = maxima(values)
   rank = jnp.floor(u * jnp.sum(is_max)).astype(jnp.int32)
-  return or_argmax(first_index(is_max & (jnp.cumsum(is_max) > rank)), values)
+  return or_argmax(first_index(is_max & (running_count(is_max) > rank)), values)
 
 
 def argmax_random_ties(key: jax.Array, values: jax.Array) -> jax.Array:
