@@ -53,7 +53,7 @@ import jax.numpy as jnp
 
 from jbai.builders import fields_equal
 from jbai.families.base import Family
-from jbai.rules.ties import argmax_random_ties
+from jbai.rules.ties import argmax_random_ties, first_index
 from jbai.state import ArmStats
 
 
@@ -122,8 +122,10 @@ def check_eps_good(eps_good: float, exact_rule: str) -> float:
 
 
 def least_sampled(counts: jax.Array) -> jax.Array:
-  """The least-sampled arm (lowest index among ties)."""
-  return jnp.argmin(counts).astype(jnp.int32)
+  """The least-sampled arm (lowest index among ties): jnp.argmin of the integer
+  counts from two plain reductions (exact for integers), which XLA:CPU runs
+  several times faster than argmin's variadic one at large K."""
+  return first_index(counts <= jnp.min(counts))
 
 
 def under_explored(counts: jax.Array, t: jax.Array) -> jax.Array:
