@@ -15,11 +15,14 @@ Two methods:
     under vmap). After n iterations the bracket is (m_a - m_b) * 0.618^n wide:
     with the default 64 iterations, 4e-14 of the gap, far below float64 rounding
     of the cost for any gap in Theta.
+`bisect_root` finds where a function that changes sign once crosses 0 (the
+derivative of a unimodal objective), to the full precision of the dtype; the
+eps-GLLR's costs use it (`jbai.stops.eps_good.eps_transport`).
 The same code gives the GLLR statistic Lambda_t(a, b) (weights = counts, means =
 MLEs) and the empirical transport costs of the sampling rules (weights = T_t/t).
 """
 
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
@@ -65,6 +68,49 @@ def golden_section(f, lo: ArrayLike, hi: ArrayLike, iters: int = GOLDEN_ITERS):
 
   a, b, *_ = jax.lax.fori_loop(0, iters, body, (a, b, c, d, fc, fd))
   return 0.5 * (a + b)
+
+
+def bisect_iters(dtype) -> int:
+  """Bisection steps that exhaust a float dtype: nmant + 3 (26 in float32, 55 in
+  float64), after which the bracket is (hi - lo) 2^-(nmant + 3) wide, an eighth
+  of the spacing of floats near hi - lo."""
+  return int(jnp.finfo(dtype).nmant) + 3
+
+
+def bisect_root(g, lo: ArrayLike, hi: ArrayLike, iters: Optional[int] = None):
+  """The point where an elementwise function g crosses 0 on [lo, hi], g changing
+  sign once there, from < 0 to >= 0 (g nondecreasing, or the derivative of a
+  unimodal function).
+
+  Bisection: each step evaluates g at the midpoint of the bracket [a, b] and keeps
+  [mid, b] where g(mid) < 0, else [a, mid] (a NaN g(mid) counts as >= 0). g is
+  evaluated at midpoints only, never at lo or hi, where it may be infinite or
+  undefined (the slope of a divergence at an end of Theta). For g the derivative
+  of a unimodal function, the result is its minimiser on [lo, hi].
+
+  Args:
+    g: elementwise function of x with the broadcast shape of lo and hi.
+    lo: lower ends of the brackets.
+    hi: upper ends of the brackets (>= lo).
+    iters: fixed number of steps (so that it ends under vmap); default
+      `bisect_iters` of the dtype.
+
+  Returns:
+    lo where every g(mid) was >= 0 (g >= 0 on the bracket, to its resolution), hi
+    where every g(mid) was < 0, else the midpoint of the final bracket, within
+    (hi - lo) 2^-(iters + 1) of the crossing x* = sup {x in [lo, hi] : g(x) < 0}.
+  """
+  lo, hi = jnp.broadcast_arrays(jnp.asarray(lo) * 1.0, jnp.asarray(hi) * 1.0)
+  iters = bisect_iters(lo.dtype) if iters is None else iters
+
+  def body(_, carry):
+    a, b = carry
+    mid = 0.5 * (a + b)
+    below = g(mid) < 0
+    return jnp.where(below, mid, a), jnp.where(below, b, mid)
+
+  a, b = jax.lax.fori_loop(0, iters, body, (lo, hi))
+  return jnp.where(a == lo, lo, jnp.where(b == hi, hi, 0.5 * (a + b)))
 
 
 def transport_cost(family: Family, w_a: ArrayLike, m_a: ArrayLike,

@@ -227,7 +227,7 @@ def test_cli_threshold_and_default_eps(capsys):
 
 @pytest.mark.parametrize("x64", [True, False])
 def test_eps_rules_in_float32_and_float64(x64):
-  """Bernoulli arms (golden-section costs) in both float dtypes: every answer
+  """Bernoulli arms (costs by bisection) in both float dtypes: every answer
   eps-good, no trial at the cap, the trackers' dtype the default float's."""
   means = [0.7, 0.65, 0.3, 0.2]
   with jax.enable_x64(x64):
@@ -246,8 +246,7 @@ def test_eps_rules_in_float32_and_float64(x64):
     ("gaussian", [1.0, 0.95, 0.92, 0.85, 0.5], 0.1, "ebtc-eps", {"beta": 0.5}),
     ("gaussian", [1.0, 0.95, 0.92, 0.85, 0.5], 0.1, "ebtc-eps", {"beta": "ids"}),
     ("gaussian", [1.0, 0.95, 0.92, 0.85, 0.5], 0.1, "tas-d-eps", {}),
-    # eps-good {0, 1, 2}, arm 3 (0.55) 0.05 beyond eps; Bernoulli steps cost about
-    # ten Gaussian ones (golden-section costs), so one setting per rule here
+    # eps-good {0, 1, 2}, arm 3 (0.55) 0.05 beyond eps; one setting per rule
     ("bernoulli", [0.7, 0.66, 0.63, 0.55, 0.3], 0.1, "ebtc-eps", {"beta": 0.5}),
     ("bernoulli", [0.7, 0.66, 0.63, 0.55, 0.3], 0.1, "tas-d-eps", {}),
 ])

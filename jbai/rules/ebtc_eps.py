@@ -57,11 +57,6 @@ from jbai.stops.eps_good import eps_gllr, eps_transport
 from jbai.transport import Transport
 
 IDS = "ids"
-# Golden-section iterations of the challenger's costs where they have no closed
-# form: 0.618^40 = 4e-9 of the bracket, below float32's resolution, and the cost
-# is flat to second order at its minimiser; the stop keeps its 64
-# (jbai.transport.GOLDEN_ITERS).
-COST_ITERS = 40
 
 
 class EbtcEpsState(NamedTuple):
@@ -80,7 +75,7 @@ def tc_eps_costs(family: Family, arm_stats: ArmStats, lead: jax.Array,
   # Selecting with a mask rather than a gather: it vectorises under vmap.
   n_lead = jnp.sum(jnp.where(is_lead, counts, 0))
   m_lead = jnp.sum(jnp.where(is_lead, mean, 0))
-  cost = eps_transport(family, n_lead, m_lead, counts, mean, eps, iters=COST_ITERS)
+  cost = eps_transport(family, n_lead, m_lead, counts, mean, eps)
   return Transport(jnp.where(is_lead, jnp.inf, cost.value), cost.x)
 
 
