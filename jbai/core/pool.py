@@ -253,18 +253,18 @@ def compiler_options(platform: Optional[str] = None) -> dict:
 
 
 def default_lanes(total: int, n_devices: int = 1, platform: Optional[str] = None) -> int:
-  """Lanes per device for `total` trials on devices of `platform` (default: JAX's
-  default backend), by measurement (benchmarks/lanes.py, docs/performance.md).
+  """Lanes per device for `total` trials on devices of `platform` (default:
+  JAX's default backend), by measurement (benchmarks/lanes.py, docs/performance.md).
 
-  On a CPU: enough to vectorise, few enough that the last, longest trials do not
-  leave most lanes idle (about 16 trials per lane, at most 512: the tail moves
-  down to `MIN_LANES` lanes, so a wide pool costs little at the end), and at
-  least 32 lanes once there are 256 trials: below that a step costs mostly the
-  per-kernel overhead (benchmarks/step_profile.py, benchmarks/lanes.py,
-  docs/performance.md). On an accelerator a step costs about the same for a few
+  On a CPU: about 4 trials per lane, at most 256. A step's kernels cost a fixed
+  time each besides their per-lane arithmetic, so wide pools pay: TCB's whole
+  runs of 1,000 and 2,000 trials on two devices ran 1.5 to 1.6 times as fast on
+  125 to 256 lanes per device as on 32 to 62, and wider ones gain nothing at
+  8,000 trials; the tail moves down to `MIN_LANES` lanes, so a wide pool costs
+  little at the end. On an accelerator a step costs about the same for a few
   lanes as for thousands, so the pool is large (2 trials per lane, at most 16384).
   """
   per_device = -(-total // n_devices)
   if (platform or jax.default_backend()) == "cpu":
-    return int(min(512, max(8, min(32, per_device // 8), per_device // 16)))
+    return int(min(256, max(8, per_device // 4)))
   return int(min(16384, max(8, per_device // 2)))
