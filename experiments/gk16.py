@@ -6,18 +6,14 @@ log((log t + 1) / delta). Writes gk16.csv, gk16.md (mean tau and error rate with
 95% intervals) and the claims table.
 
   python experiments/gk16.py [--out results]
+
+The config is the study shipped as jbai/studies/shipped/gk16.toml (`jbai study gk16
+--out DIR` runs it as a study: cells.csv, trials.csv, figures).
 """
 
-from jbai.reproduce.specs import GK16_INSTANCES, GK16_RULES
+from jbai.studies.spec import shipped_spec
 
-CONFIG = {
-    "instances": GK16_INSTANCES,   # [0.5, 0.45, 0.43, 0.4] and [0.3, 0.21, 0.2, 0.19, 0.18]
-    "rules": GK16_RULES,           # settings of each: jbai.reproduce.gk16.RULES
-    "deltas": [0.1, 0.01],
-    "trials": 3000,
-    "max_steps": 1_000_000,
-    "seed": 0,
-}
+CONFIG = shipped_spec("gk16")
 
 if __name__ == "__main__":
   from jbai.reproduce import script

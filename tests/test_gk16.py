@@ -9,26 +9,30 @@ import pytest
 
 from jbai import reproduce
 from jbai.reproduce import gk16, specs
+from jbai.studies import spec as spec_lib, tables
 
-TINY = {"instances": specs.GK16_INSTANCES[:1], "rules": ["tcb", "kl-racing"],
-        "deltas": [0.1], "trials": 4, "max_steps": 100_000, "seed": 0}
+TINY = specs.spec("gk16", "smoke")  # KL-Racing and TCB on gk16-1, delta = 0.1
+TINY["study"]["trials"] = 4
 
 
 def test_paper_settings_are_the_papers():
-  config = specs.spec("gk16", "paper")
-  assert [i["means"] for i in config["instances"]] == [[0.5, 0.45, 0.43, 0.4],
-                                                       [0.3, 0.21, 0.2, 0.19, 0.18]]
-  assert config["deltas"] == [0.1, 0.01] and config["trials"] == 3000
-  labels = {rule: (params, gllr) for _, rule, params, gllr in gk16.RULES}
-  assert labels["tas-c"] == ({"forced": "sqrt-t-k2", "projection": "none"}, True)
-  assert labels["tas-d"] == ({"forced": "sqrt-t-k2"}, True)
+  resolved = spec_lib.resolve(specs.spec("gk16", "paper"))
+  assert [i["means"] for i in resolved["instances"]] == [[0.5, 0.45, 0.43, 0.4],
+                                                         [0.3, 0.21, 0.2, 0.19, 0.18]]
+  assert resolved["study"]["delta"] == [0.1, 0.01] and resolved["study"]["trials"] == 3000
+  labels = {s["rule"]: (s["params"], s["threshold"]) for s in resolved["settings"]}
+  assert list(labels) == list(gk16.LABELS)
+  assert labels["tas-c"] == ({"forced": "sqrt-t-k2", "projection": "none"}, "gk16")
+  assert labels["tas-d"] == ({"forced": "sqrt-t-k2"}, "gk16")
   for rule in ("kl-lucb", "kl-racing", "chernoff-racing"):
-    assert labels[rule] == ({"rate": "gk16"}, False)
+    assert labels[rule] == ({"rate": "gk16"}, "own")
   # A GLLR rule runs both levels on one trajectory; an own-stop rule one per level.
   per_rule = {}
-  for _, _, rule, _, deltas, job in gk16.plan(config):
-    per_rule.setdefault(rule, []).append(deltas)
-    assert job["threshold"] == ("gk16" if labels[rule][1] else None)
+  for _, setting, deltas, job in tables.plan(resolved):
+    per_rule.setdefault(setting["rule"], []).append(deltas)
+    own = labels[setting["rule"]][1] == "own"
+    assert job["threshold"] == (None if own else "gk16")
+    assert (job["trials"], job["max_steps"], job["seed"]) == (3000, 1_000_000, 0)
   assert per_rule["tcb"] == [[0.1, 0.01]] * 2
   assert per_rule["kl-lucb"] == [[0.1], [0.01]] * 2
 
@@ -55,9 +59,9 @@ def test_tiny_run_writes_the_table_and_resumes(tmp_path):
 @pytest.mark.slow
 def test_every_rule_runs_at_smoke_size(tmp_path):
   log = io.StringIO()
-  config = dict(specs.spec("gk16", "smoke"), rules=specs.GK16_RULES)
+  config = dict(specs.spec("gk16", "smoke"), rules=specs.GK16["rules"])
   summary = reproduce.run(["gk16"], out=str(tmp_path), stream=log, configs={"gk16": config})
   assert summary["failed"] == []
   with open(os.path.join(str(tmp_path), "gk16.csv"), newline="") as f:
     rows = list(csv.DictReader(f))
-  assert [r["rule"] for r in rows] == [label for label, *_ in gk16.RULES]
+  assert [r["rule"] for r in rows] == list(gk16.LABELS.values())

@@ -338,3 +338,49 @@ def test_the_shipped_eps_ratio_study_resolves():
   path = os.path.join(os.path.dirname(__file__), "..", "experiments", "eps_ratio.toml")
   resolved = spec_lib.load(path)
   assert resolved["study"]["eps_good"] == 0.1 and len(resolved["settings"]) == 4
+
+
+def test_a_shipped_study_loads_by_name_and_the_help_lists_it(tmp_path, capsys):
+  from jbai.reproduce import specs
+  assert "gk16" in spec_lib.shipped()
+  resolved = spec_lib.load("gk16")
+  assert resolved == spec_lib.resolve(specs.spec("gk16", "paper"))
+  assert [i["name"] for i in resolved["instances"]] == ["gk16-1", "gk16-2"]
+  assert len(resolved["settings"]) == 7 and len(tables.plan(resolved)) == 2 * (4 + 3 * 2)
+  # A file of that name comes first.
+  write(tmp_path, "[[instances]]\npreset = \"gk16-mu2\"\n[[rules]]\nname = \"tcb\"\n", "gk16")
+  cwd = os.getcwd()
+  try:
+    os.chdir(tmp_path)
+    assert spec_lib.load("gk16")["instances"][0]["name"] == "gk16-mu2"
+  finally:
+    os.chdir(cwd)
+  with pytest.raises(spec_lib.SpecError, match="name a shipped study: gk16"):
+    spec_lib.load(str(tmp_path / "gk61"))
+  assert cli.main(["study", "--help"]) == 0
+  assert "shipped" in capsys.readouterr().out
+
+
+def test_the_gk16_study_is_the_reproduce_item(tmp_path):
+  """`jbai reproduce --only gk16` and the study share their jobs (one store) and numbers;
+  gk16.csv's T*(nu) is the simulation's float32 oracle, cells.csv's the float64 one."""
+  from jbai import reproduce
+  from jbai.reproduce import specs
+  config = specs.spec("gk16", "smoke")
+  config["study"]["trials"] = 4
+  out = str(tmp_path)
+  assert reproduce.run(["gk16"], out=out, progress=False, configs={"gk16": config})[
+      "computed"] == 2
+  summary = jbai.studies.run(config, out, progress=False, figures=False)
+  assert summary["computed"] == 0 and summary["skipped"] == 2
+  cells = pd.read_csv(os.path.join(out, "cells.csv"), keep_default_na=False)
+  table = pd.read_csv(os.path.join(out, "gk16.csv"), keep_default_na=False)
+  assert list(cells["rule"]) == ["kl-racing", "tcb"]
+  assert list(table["setting"]) == ["kl-racing(rate=gk16)", "tcb"]
+  for ours, theirs in [("mean_tau", "mean_tau"), ("tau_lo", "tau_ci_low"),
+                       ("tau_hi", "tau_ci_high"), ("error_rate", "error_rate"),
+                       ("error_lo", "error_ci_low"), ("error_hi", "error_ci_high"),
+                       ("wrong", "wrong"), ("hit_cap", "at_cap"), ("trials", "trials"),
+                       ("delta", "delta")]:
+    assert list(table[ours]) == list(cells[theirs]), ours
+  np.testing.assert_allclose(table["t_star"], cells["t_star"], rtol=1e-4)

@@ -129,9 +129,11 @@ def build_parser() -> argparse.ArgumentParser:
   add_device_args(p)
   p.set_defaults(func=cmd_reproduce)
 
+  from jbai.studies.spec import shipped
   p = sub.add_parser("study", help="run a study from a TOML spec: instance sets, rule "
                      "sweeps, tidy tables and figures (docs/guide/study.md)")
-  p.add_argument("spec", help="the study's TOML file")
+  p.add_argument("spec", help="the study's TOML file, or the name of a study shipped "
+                 f"with jbai: {', '.join(shipped())}")
   p.add_argument("--out", required=True, help="output folder (a rerun resumes it)")
   p.add_argument("--quiet", action="store_true", help="no progress lines")
   add_device_args(p)

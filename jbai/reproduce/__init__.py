@@ -16,7 +16,8 @@ files, PNG figures and the paper's claims next to jbai's numbers.
   hardest      the instances where a rule is least efficient, by gradient ascent
                through the simulator against random search (beyond the paper)
   gk16         Garivier & Kaufmann (2016), Table 1: their rules (Track-and-Stop
-               C and D, KL-LUCB, KL-Racing, Chernoff-Racing) beside TCB and ITCB
+               C and D, KL-LUCB, KL-Racing, Chernoff-Racing) beside TCB and ITCB;
+               the shipped study gk16, its jobs planned by `jbai.studies.tables`
 
 Results are kept per job in <out>/runs.jsonl as each job ends, so a rerun resumes
 and recomputes nothing that is recorded; the reports are rebuilt from the store

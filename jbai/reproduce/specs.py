@@ -2,7 +2,8 @@
 
 Each experiment is described by one JSON-like dict (numbers, strings, lists,
 dicts), so that a script in experiments/ can carry the same dict at its top and a
-test can check that the two agree. `spec(name, scale)` returns a fresh copy.
+test can check that the two agree; that of gk16 is a study spec, the shipped
+study's at the paper scale. `spec(name, scale)` returns a fresh copy.
 
 Two scales:
   * "paper": the paper's settings where they fit a 2-core CPU in about half an
@@ -12,6 +13,8 @@ Two scales:
 """
 
 import copy
+
+from jbai.studies.spec import shipped_spec
 
 PAPER_DELTA = 1e-8
 BETAS = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]
@@ -61,12 +64,9 @@ RATIO_DELTAS = _deltas([2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30])
 PAPER_TRACES = {"trials": 10000, "horizon": 10000, "points": 40, "seed": 0}
 
 # Garivier & Kaufmann (2016), Table 1 (their Section 6): two Bernoulli instances,
-# delta = 0.1 and 0.01, N = 3000, the rules of `jbai.reproduce.gk16`.
-GK16_INSTANCES = [
-    {"name": "gk16-1", "family": "bernoulli", "means": [0.5, 0.45, 0.43, 0.4]},
-    {"name": "gk16-2", "family": "bernoulli", "means": [0.3, 0.21, 0.2, 0.19, 0.18]},
-]
-GK16_RULES = ["tas-c", "tas-d", "kl-lucb", "kl-racing", "chernoff-racing", "tcb", "itcb"]
+# delta = 0.1 and 0.01, N = 3000, the rules of `jbai.reproduce.gk16`: the study
+# shipped as jbai/studies/shipped/gk16.toml, a study spec (`jbai.studies.spec`).
+GK16 = shipped_spec("gk16")
 
 PAPER = {
     "table1": {"instances": TABLE1},
@@ -97,8 +97,7 @@ PAPER = {
                 "t_star": 50.0, "box": 1.5, "delta": 1e-3, "threshold": "gk16",
                 "max_steps": 1_000_000, "trials": 300, "steps": 12, "learning_rate": 0.3,
                 "spsa_c": 0.3, "final_trials": 2000, "seed": 0},
-    "gk16": {"instances": GK16_INSTANCES, "rules": GK16_RULES, "deltas": [0.1, 0.01],
-             "trials": 3000, "max_steps": 1_000_000, "seed": 0},
+    "gk16": GK16,
 }
 
 # The smoke scale shares compiled programs between experiments (same family, K,
@@ -130,8 +129,9 @@ SMOKE = {
     "hardest": {"rules": [["tcb", {}]], "arms": 5, "t_star": 20.0, "box": 1.5,
                 "delta": 1e-2, "threshold": "gk16", "max_steps": 100_000, "trials": 20,
                 "steps": 2, "learning_rate": 0.3, "final_trials": 40, "seed": 0},
-    "gk16": {"instances": GK16_INSTANCES[:1], "rules": ["tcb", "kl-racing"],
-             "deltas": [0.1], "trials": 8, "max_steps": 100_000, "seed": 0},
+    "gk16": {"study": dict(GK16["study"], trials=8, delta=[0.1], max_steps=100_000),
+             "instances": GK16["instances"][:1],
+             "rules": [r for r in GK16["rules"] if r["name"] in ("kl-racing", "tcb")]},
 }
 
 SCALES = {"paper": PAPER, "smoke": SMOKE}

@@ -16,6 +16,10 @@ finished trial and the same command resumes to the same files. Then, in DIR:
   tables.py     the jobs of a study and its two tables
   figures.py    the figures, from the saved tables
 
+Studies shipped with jbai (jbai/studies/shipped/NAME.toml, `spec.shipped()`) run by
+their name: `jbai study gk16 --out DIR` is Garivier & Kaufmann (2016)'s Table 1,
+the item gk16 of `jbai reproduce`.
+
 Example:
   $ jbai study docs/examples/study.toml --out /tmp/study
   $ jbai plot /tmp/study
@@ -147,7 +151,7 @@ def study(spec_or_path, out=None, progress: bool = False):
 
 
 def cmd_study(args) -> int:
-  """`jbai study SPEC --out DIR`."""
+  """`jbai study SPEC --out DIR` (SPEC: a TOML file or a shipped study's name)."""
   summary = run(args.spec, args.out, progress=not args.quiet)
   print(f"jbai study: {summary['computed']} job(s) run, {summary['skipped']} found in "
         f"{args.out}, {summary['seconds']:.0f} s; tables, study.json and figures in "

@@ -21,6 +21,9 @@ The schema (docs/guide/study.md has an example of each part):
 A rule that brings its own stop (LUCB, racing, elimination) runs with it unless
 its entry names a threshold. Every value is checked before any work, and a bad
 one raises `SpecError`: one line naming the key and the value.
+
+Studies shipped with jbai live in jbai/studies/shipped/NAME.toml (`shipped`);
+`load("gk16")` reads one by its name when no file of that name exists.
 """
 
 import inspect
@@ -45,6 +48,7 @@ RULE_KEYS = ("name", "threshold")  # beside the rule's own parameters
 OWN = "own"  # threshold value: the rule's own stop
 DTYPES = ("float32", "float64")
 SEED_MAX = 2 ** 63
+SHIPPED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shipped")
 
 
 class SpecError(ValueError):
@@ -396,8 +400,20 @@ def resolve(spec: dict, folder: str = ".") -> dict:
   return {"study": study, "instances": instances, "settings": settings}
 
 
+def shipped() -> list:
+  """The names of the studies shipped with jbai (jbai/studies/shipped/NAME.toml)."""
+  return sorted(f[:-5] for f in os.listdir(SHIPPED) if f.endswith(".toml"))
+
+
+def shipped_spec(name: str) -> dict:
+  """The spec dict of the shipped study `name`, as its TOML file reads."""
+  with open(os.path.join(SHIPPED, f"{_name('study', name, shipped())}.toml"), "rb") as f:
+    return tomllib.load(f)
+
+
 def load(spec_or_path) -> dict:
-  """Reads a spec (a TOML file's path, TOML text or a dict) and resolves it.
+  """Reads a spec (a TOML file's path, the name of a shipped study, TOML text or
+  a dict) and resolves it.
 
   Raises:
     SpecError: for a file that cannot be read or parsed, and every bad value
@@ -409,12 +425,16 @@ def load(spec_or_path) -> dict:
   text, folder, prefix = path, ".", ""
   if "\n" not in path and "=" not in path:
     prefix = f"{path}: "
+    if not os.path.isfile(path) and path in shipped():
+      path = os.path.join(SHIPPED, f"{path}.toml")
     try:
       with open(path, "rb") as f:
         text = f.read().decode("utf-8")
     except (OSError, UnicodeDecodeError) as e:
-      raise SpecError(f"{prefix}cannot read the spec ({getattr(e, 'strerror', None) or e})") \
-          from None
+      hint = (f"; or name a shipped study: {', '.join(shipped())}"
+              if isinstance(e, FileNotFoundError) else "")
+      raise SpecError(f"{prefix}cannot read the spec ({getattr(e, 'strerror', None) or e})"
+                      f"{hint}") from None
     folder = os.path.dirname(os.path.abspath(path))
   try:
     return resolve(tomllib.loads(text), folder)
