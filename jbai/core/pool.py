@@ -32,7 +32,6 @@ SHRINK = 8        # the tail's pool has 1/SHRINK of the lanes ...
 MIN_LANES = 4     # ... and at least MIN_LANES (`smaller_pool`)
 UNROLL_CPU = 1          # steps per iteration of the chunk's loop on a CPU ...
 UNROLL_ACCELERATOR = 8  # ... and on an accelerator (`default_unroll`)
-CPU_COMPILER_OPTIONS = {"xla_cpu_prefer_vector_width": 512}  # (`compiler_options`)
 
 
 class Slots(NamedTuple):
@@ -238,18 +237,6 @@ def default_unroll(platform: Optional[str] = None) -> int:
   if (platform or jax.default_backend()) == "cpu":
     return UNROLL_CPU
   return UNROLL_ACCELERATOR
-
-
-def compiler_options(platform: Optional[str] = None) -> dict:
-  """XLA's options for the chunk program on devices of `platform` (default:
-  JAX's default backend), passed to that program's compilation alone: nothing
-  global changes. On a CPU, LLVM's preferred vector width of 512 bits (XLA's
-  default is 256): on a CPU with AVX-512 a step at K = 5 costs 10 to 15% less,
-  with bit-identical results (benchmarks/step_profile.py, docs/performance.md);
-  it is a preference, which a CPU without 512-bit vectors cannot take up."""
-  if (platform or jax.default_backend()) == "cpu":
-    return dict(CPU_COMPILER_OPTIONS)
-  return {}
 
 
 def default_lanes(total: int, n_devices: int = 1, platform: Optional[str] = None) -> int:

@@ -44,8 +44,7 @@ def chunk_program(family, rule, threshold, num_arms, n_deltas, n_lanes, chunk, d
   mapped = jax.shard_map(per_device, mesh=mesh, in_specs=(spec, None, None),
                          out_specs=spec, check_vma=False)
   sharding = jax.sharding.NamedSharding(mesh, spec)
-  return (jax.jit(mapped, out_shardings=sharding,
-                  compiler_options=pool_lib.compiler_options(devices[0].platform)), sharding)
+  return jax.jit(mapped, out_shardings=sharding), sharding
 
 
 def has_run(program) -> bool:
