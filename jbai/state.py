@@ -68,9 +68,11 @@ def add_to_arm(x: jax.Array, arm: jax.Array, v: jax.Array) -> jax.Array:
   run over all K arms, recomputes the reward once per arm and per kernel; the
   scatter reads it once (a TCB step on Gaussian arms, K = 5, costs about a fifth
   less: docs/performance.md). Elsewhere a one-hot update, which vectorises under
-  vmap on accelerators."""
+  vmap on accelerators. An arm outside [0, K) (a user's rule gone wrong) changes
+  nothing on either path: the scatter would wrap a negative index, so it is sent
+  out of range and dropped."""
   v = jnp.asarray(v).astype(x.dtype)
   if jax.default_backend() == "cpu":
-    return x.at[arm].add(v)
+    return x.at[jnp.where(arm < 0, x.shape[0], arm)].add(v, mode="drop")
   one_hot = (jnp.arange(x.shape[0]) == arm).reshape((-1,) + (1,) * (x.ndim - 1))
   return x + jnp.where(one_hot, v, 0)

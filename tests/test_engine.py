@@ -228,3 +228,5 @@ def test_an_observation_adds_to_its_arm_alone_on_every_platform(monkeypatch, pla
   arms = jnp.array([0, 4, 4, 1])
   got = jax.jit(jax.vmap(lambda c, a: add_to_arm(c, a, jnp.int32(3))))(counts, arms)
   np.testing.assert_array_equal(got, 3 * np.eye(5, dtype=np.int32)[np.asarray(arms)])
+  for bad in (-1, 5):  # an arm out of range changes nothing, on either path
+    np.testing.assert_array_equal(add_to_arm(x, jnp.int32(bad), jnp.ones(3)), x)
