@@ -143,6 +143,21 @@ def test_a_listed_instance_has_the_trials_of_simulate_with_the_same_seed():
   np.testing.assert_allclose(mine["t_star"], cells["t_star"], rtol=1e-4)  # float32 oracle
 
 
+def test_an_instance_entry_sets_its_own_trials_and_cap():
+  """trials and max_steps of an [[instances]] entry override the study's on every
+  instance it gives (a drawn block's too); the other entries keep the study's."""
+  spec = {"study": {"seed": 3, "trials": 6, "delta": 0.1},
+          "instances": [{"family": "gaussian", "means": [1.0, 0.0], "name": "easy"},
+                        {"family": "gaussian", "name": "few", "trials": 2, "max_steps": 10,
+                         "draw": {"count": 2, "arms": 3, "low": 0.0, "high": 1.0,
+                                  "min_gap": 0.1}}],
+          "rules": [{"name": "tcb"}]}
+  cells = jbai.study(spec).set_index("instance")
+  assert cells.loc["easy", "trials"] == 6 and cells.loc["easy", "at_cap"] == 0
+  few = cells.drop(index="easy")
+  assert len(few) == 2 and (few["trials"] == 2).all() and (few["at_cap"] == 2).all()
+
+
 def test_an_interrupted_job_resumes_from_its_checkpoint(tmp_path):
   """A job stopped after its first chunk resumes from the saved trials, to the
   records of an uninterrupted job."""
@@ -292,6 +307,8 @@ BAD = {
                           "study.threshold = 'gk61'"),
     "trials not a whole number": ("[study]\ntrials = 10.5\n" + LISTED + RULE,
                                   "study.trials = 10.5"),
+    "instance trials of zero": ('[[instances]]\nfamily = "bernoulli"\nmeans = [0.5, 0.4]\n'
+                                'trials = 0\n' + RULE, "instances[0].trials = 0"),
     "bad dtype": ('[study]\ndtype = "float16"\n' + LISTED + RULE, "study.dtype = 'float16'"),
     "two sources": ('[[instances]]\nfamily = "bernoulli"\nmeans = [0.5, 0.4]\n'
                     'preset = "gk16-mu1"\n' + RULE, "give exactly one of"),

@@ -20,8 +20,8 @@ Studies shipped with jbai (jbai/studies/shipped/NAME.toml, `spec.shipped()`) run
 their name: `jbai study gk16 --out DIR` is Garivier & Kaufmann (2016)'s Table 1,
 the item gk16 of `jbai reproduce`.
 
-Example:
-  $ jbai study docs/examples/study.toml --out /tmp/study
+Example (a spec such as the one of docs/guide/study.md, saved as study.toml):
+  $ jbai study study.toml --out /tmp/study
   $ jbai plot /tmp/study
 """
 

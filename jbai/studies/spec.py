@@ -13,7 +13,8 @@ The schema (docs/guide/study.md has an example of each part):
                           them ("table1", "gk16"), or "alpha" with arms, alpha
                    csv = "file.csv"                   one instance a row
                  with family (default: the preset's, else required),
-                 family_params = {sigma = 0.5, ...} and an optional name
+                 family_params = {sigma = 0.5, ...}, an optional name, and
+                 trials and max_steps to override the study's on its instances
   [[rules]]      name, the rule's parameters (a list is a sweep; several lists
                  sweep their product), and threshold = a name, a list, or "own"
                  (the rule's own stop) to override the study's
@@ -41,7 +42,8 @@ STUDY_DEFAULTS = {"name": "study", "seed": 0, "trials": 100, "delta": [0.1],
                   "threshold": ["gk16"], "max_steps": None, "dtype": "float32",
                   "eps_good": None, "description": ""}
 INSTANCE_KEYS = ("name", "family", "family_params", "means", "draw", "preset", "csv",
-                 "arms", "alpha")
+                 "arms", "alpha", "trials", "max_steps")
+OVERRIDES = ("trials", "max_steps")  # an instance entry's own values of the study's
 SOURCES = ("means", "draw", "preset", "csv")
 DRAW_KEYS = ("count", "arms", "low", "high", "mean", "sd", "min_gap", "seed")
 RULE_KEYS = ("name", "threshold")  # beside the rule's own parameters
@@ -196,7 +198,8 @@ def _draw(where: str, draw, family, seed: int) -> np.ndarray:
 
 
 def _instances(entries, study: dict, folder: str) -> list:
-  """[{name, family, family_params, means, source, group}] in spec order."""
+  """[{name, family, family_params, means, source, group}] in spec order, with the
+  entry's trials and max_steps where it gives them."""
   if not isinstance(entries, list) or not entries:
     _fail("instances", entries, "give at least one [[instances]] entry")
   out = []
@@ -228,10 +231,12 @@ def _instances(entries, study: dict, folder: str) -> list:
       rows += _preset(where, entry, label, study)
     else:
       rows += _csv(where, entry, label, study, folder)
+    own = {k: _int(f"{where}.{k}", entry[k]) for k in OVERRIDES if k in entry}
     for row in rows:
       name, fam_name, fam_params, _, means, src, *group = row
       out.append({"name": name, "family": fam_name, "family_params": fam_params,
-                  "means": means, "source": src, "group": group[0] if group else name})
+                  "means": means, "source": src, "group": group[0] if group else name,
+                  **own})
   seen = {}
   for k, inst in enumerate(out):
     if inst["name"] in seen:

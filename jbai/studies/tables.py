@@ -64,9 +64,10 @@ def plan(resolved: dict) -> list:
       levels = study["delta"]
       split = stops.takes_delta(rule.init(len(first["means"])))
       for deltas in ([[d] for d in levels] if split else [levels]):
+        cap = first.get("max_steps", study["max_steps"]) or default_max_steps(rule)
         job = simulate_job(first["family"], means, setting["rule"], setting["params"],
-                           deltas, study["trials"], None if own else setting["threshold"],
-                           study["max_steps"] or default_max_steps(rule),
+                           deltas, first.get("trials", study["trials"]),
+                           None if own else setting["threshold"], cap,
                            study["seed"], study["dtype"],
                            first["family_params"], study.get("eps_good"))
         out.append((members, setting, deltas, job))
