@@ -401,3 +401,26 @@ def test_the_gk16_study_is_the_reproduce_item(tmp_path):
                        ("delta", "delta")]:
     assert list(table[ours]) == list(cells[theirs]), ours
   np.testing.assert_allclose(table["t_star"], cells["t_star"], rtol=1e-4)
+
+
+def test_the_ratio_study_is_the_reproduce_item(tmp_path):
+  """`jbai reproduce --only ratio` and the shipped study ratio share their jobs (one
+  store) and numbers: ratio.csv's mean tau, interval, error rate and ratio are the
+  cells' (the ratio against the same float64 T*)."""
+  from jbai import reproduce
+  from jbai.reproduce import specs
+  assert spec_lib.resolve(specs.spec("ratio", "paper")) == spec_lib.load("ratio")
+  config = specs.spec("ratio", "smoke")
+  config["study"]["trials"] = 6
+  out = str(tmp_path)
+  assert reproduce.run(["ratio"], out=out, progress=False, configs={"ratio": config})[
+      "computed"] == 1
+  summary = jbai.studies.run(config, out, progress=False, figures=False)
+  assert summary["computed"] == 0 and summary["skipped"] == 1
+  cells = pd.read_csv(os.path.join(out, "cells.csv"))
+  table = pd.read_csv(os.path.join(out, "ratio.csv"))
+  assert list(table["delta"]) == list(cells["delta"]) == config["study"]["delta"]
+  for ours, theirs in [("mean_tau", "mean_tau"), ("ci95_lo", "tau_ci_low"),
+                       ("ci95_hi", "tau_ci_high"), ("error_rate", "error_rate"),
+                       ("hit_cap", "at_cap"), ("trials", "trials"), ("ratio", "ratio")]:
+    np.testing.assert_allclose(table[ours], cells[theirs], rtol=1e-8, err_msg=ours)

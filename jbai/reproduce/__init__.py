@@ -92,7 +92,8 @@ def run(names=None, scale: str = "smoke", out: str = "results", progress: bool =
   names = _check_names(names)
   configs = dict(configs or {})
   for name in names:
-    configs.setdefault(name, spec(name, scale))
+    if name not in configs:  # a given config runs at any scale name ("custom")
+      configs[name] = spec(name, scale)
   io.check_folder(out, "--out")  # a writable folder (or one to create), before any job
   os.makedirs(out, exist_ok=True)
   runner = Runner(out, EXECUTORS, progress, stream)

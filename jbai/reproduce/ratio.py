@@ -1,68 +1,79 @@
 """Beyond the paper: E[tau] / (T*(nu) log(1/delta)) as delta goes to 0.
 
-One trajectory per trial records the first crossing of every level of a vector
-of deltas (`jbai.simulate` with a list of deltas), so a run of n trials gives
-the whole curve. Asymptotically optimal rules (TCB, ITCB, Track-and-Stop) should
-approach 1; a top-two rule with a fixed beta approaches T*_beta(nu) / T*(nu),
-drawn as a reference level.
+The item is the study shipped as jbai/studies/shipped/ratio.toml (`jbai study
+ratio`), its jobs the study's (`jbai.studies.tables.plan`): one trajectory per
+trial records the first crossing of every level of delta, so a run of n trials
+gives the whole curve. Asymptotically optimal rules (TCB, ITCB, Track-and-Stop)
+should approach 1; a top-two rule with a fixed beta approaches T*_beta(nu) /
+T*(nu), drawn as a reference level.
 """
 
 import math
 import os
 
+import numpy as np
+
 from jbai.host.io import write_csv
+from jbai.host.summary import mean_ci
 from jbai.reproduce import plots, reference
-from jbai.reproduce.jobs import Experiment, finished, rule_label, simulate_job
+from jbai.reproduce.jobs import Experiment, result_of, rule_label
+from jbai.studies import spec as spec_lib, tables
 
-
-def _plan(config: dict, inst: dict) -> list:
-  """[(rule, params, job)] of one instance, in run order."""
-  plan = []
-  for rule, params in config["rules"]:
-    trials = int(inst["trials"].get(rule, inst["trials"]["default"]))
-    if trials < 1:
-      continue  # a rule left out on this instance (specs.NOTES says why)
-    plan.append((rule, params,
-                 simulate_job(inst["family"], inst["means"], rule, params,
-                              config["deltas"], trials, config["threshold"],
-                              inst["max_steps"], config["seed"])))
-  return plan
+BETA_LEVEL = 0.5  # the beta of the level T*_beta / T* drawn on every panel
 
 
 def jobs(config: dict) -> list:
-  return [job for inst in config["instances"] for *_, job in _plan(config, inst)]
+  return [job for *_, job in tables.plan(spec_lib.resolve(config))]
+
+
+def _curves(resolved: dict, records: dict, i: int) -> list:
+  """[(rule, params, trials, [(delta, mean tau, CI low, CI high, error rate, at
+  cap)])] of instance i's jobs that have run, in the spec's order of rules."""
+  out = []
+  for members, setting, deltas, job in tables.plan(resolved):
+    res = result_of(records, job)
+    if members != [i] or res is None:
+      continue
+    rec = {k: np.asarray(v)[0] for k, v in res["records"].items()}  # [trials, deltas]
+    points = []
+    for d, delta in enumerate(deltas):
+      tau, correct = rec["tau"][:, d], rec["correct"][:, d].astype(bool)
+      mean, half = mean_ci(tau)
+      points.append((delta, mean, mean - half, mean + half,
+                     int(np.sum(~correct)) / len(tau), int(np.sum(rec["hit_cap"][:, d]))))
+    out.append((setting["rule"], setting["params"], len(rec["tau"]), points))
+  return out
 
 
 def report(config: dict, records: dict, out: str) -> list:
   """ratio.csv (per instance, rule and delta: E[tau], its 95% CI and the ratio),
   ratio.png, and a claim per instance at the smallest delta."""
+  resolved = spec_lib.resolve(config)
   rows, claims = [], []
-  beta = config["beta_level"]
+  beta = BETA_LEVEL
   plt = plots.pyplot()
-  fig, axes = plots.grid(plt, len(config["instances"]), 6.0, 4.2) if plt else (None, None)
-  for j, inst in enumerate(config["instances"]):
+  fig, axes = plots.grid(plt, len(resolved["instances"]), 6.0, 4.2) if plt else (None, None)
+  for j, inst in enumerate(resolved["instances"]):
     fam, means = inst["family"], inst["means"]
     t_star = reference.t_star(fam, means)
     level = float(reference.beta_t_star(fam, means, beta)[0]) / t_star
     finals = {}
-    for rule, params, res in finished(records, _plan(config, inst)):
+    for rule, params, trials, points in _curves(resolved, records, j):
       x, y, lo, hi = [], [], [], []
-      for s in res["per_delta"]:
-        log_inv = math.log(1 / s["delta"])
+      for delta, mean, low, high, error_rate, at_cap in points:
+        log_inv = math.log(1 / delta)
         ref = t_star * log_inv
-        rows.append([inst["name"], rule_label(rule, params), res["trials"], s["delta"],
-                     log_inv, s["mean_tau"], s["tau_ci95"][0], s["tau_ci95"][1],
-                     s["mean_tau"] / ref, s["tau_ci95"][0] / ref, s["tau_ci95"][1] / ref,
-                     s["error_rate"], s["hit_cap"]])
+        rows.append([inst["name"], rule_label(rule, params), trials, delta, log_inv, mean,
+                     low, high, mean / ref, low / ref, high / ref, error_rate, at_cap])
         x.append(log_inv)
-        y.append(s["mean_tau"] / ref)
-        lo.append(s["tau_ci95"][0] / ref)
-        hi.append(s["tau_ci95"][1] / ref)
-      finals[rule_label(rule, params)] = (x[-1], y[-1], lo[-1], hi[-1], res["trials"])
+        y.append(mean / ref)
+        lo.append(low / ref)
+        hi.append(high / ref)
+      finals[rule_label(rule, params)] = (x[-1], y[-1], lo[-1], hi[-1], trials)
       if plt:
         c = plots.COLORS.get(rule)
         label = plots.name(rule) + (f" (beta={params['beta']})" if "beta" in params else "")
-        axes[j].plot(x, y, color=c, marker=".", label=f"{label}, {res['trials']} trials")
+        axes[j].plot(x, y, color=c, marker=".", label=f"{label}, {trials} trials")
         axes[j].fill_between(x, lo, hi, color=c, alpha=0.15)
     if plt:
       _finish_panel(plt, axes[j], inst, beta, level)

@@ -2,8 +2,8 @@
 
 Each experiment is described by one JSON-like dict (numbers, strings, lists,
 dicts), so that a script in experiments/ can carry the same dict at its top and a
-test can check that the two agree; that of gk16 is a study spec, the shipped
-study's at the paper scale. `spec(name, scale)` returns a fresh copy.
+test can check that the two agree; those of gk16 and ratio are study specs, the
+shipped studies' at the paper scale. `spec(name, scale)` returns a fresh copy.
 
 Two scales:
   * "paper": the paper's settings where they fit a 2-core CPU in about half an
@@ -47,17 +47,16 @@ SENS_GAUSSIAN = {"name": "gaussian", "family": "gaussian",
 FIGURE1_INSTANCE = {"name": "gaussian-slippage-8", "family": "gaussian",
                     "means": [1.5] + [1.0] * 7}
 
-RATIO_GAUSSIAN = {"name": "gaussian", "family": "gaussian",
-                  "means": [1.2, 1.0, 1.0, 1.0, 1.0]}
-RATIO_SLIPPAGE = {"name": "gaussian-slippage-51", "family": "gaussian",
-                  "means": [1.2] + [1.0] * 50}
 
 
 def _deltas(exponents):
   return [float(f"1e-{k}") for k in exponents]
 
 
-RATIO_DELTAS = _deltas([2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30])
+# The ratio to the lower bound as delta -> 0: the study shipped as
+# jbai/studies/shipped/ratio.toml.
+RATIO = shipped_spec("ratio")
+RATIO_DELTAS = RATIO["study"]["delta"]
 
 # The traces of transport, beta_t and oversampled (one trace serves all three):
 # 10^4 trials as the paper, recorded at 40 log-spaced times up to t = 10^4.
@@ -83,13 +82,7 @@ PAPER = {
                 "rules": ["t3c", "ebtc", "ebtci"], "trials": 200,
                 "delta": PAPER_DELTA, "threshold": "gk16", "max_steps": 1_000_000,
                 "curve_points": 193, "seed": 0},
-    "ratio": {
-        "instances": [dict(RATIO_GAUSSIAN, trials={"default": 300},
-                           max_steps=2_000_000),
-                      dict(RATIO_SLIPPAGE, trials={"default": 10},
-                           max_steps=4_000_000)],
-        "rules": [["tcb", {}], ["itcb", {}], ["tas-d", {}], ["t3c", {"beta": 0.5}]],
-        "deltas": RATIO_DELTAS, "beta_level": 0.5, "threshold": "gk16", "seed": 0},
+    "ratio": RATIO,
     "gradient": {"family": "gaussian", "means": [1.2, 1.0, 1.0, 1.0, 1.0], "rule": "itcb",
                  "deltas": RATIO_DELTAS, "trials": 4000, "threshold": "gk16",
                  "max_steps": 2_000_000, "seed": 0},
@@ -119,10 +112,9 @@ SMOKE = {
     "figure1": {"instance": SMOKE_GAUSSIAN, "betas": [0.3, 0.7], "rules": ["t3c"],
                 "trials": 20, "delta": 1e-3, "threshold": "gk16",
                 "max_steps": 100_000, "curve_points": 41, "seed": 0},
-    "ratio": {
-        "instances": [dict(SMOKE_GAUSSIAN, trials={"default": 20}, max_steps=100_000)],
-        "rules": [["tcb", {}]], "deltas": _deltas([2, 4, 6, 8, 10]), "beta_level": 0.5,
-        "threshold": "gk16", "seed": 0},
+    "ratio": {"study": dict(RATIO["study"], trials=20, delta=_deltas([2, 4, 6, 8, 10])),
+              "instances": [dict(SMOKE_GAUSSIAN, max_steps=100_000)],
+              "rules": [{"name": "tcb"}]},
     "gradient": {"family": "gaussian", "means": SMOKE_GAUSSIAN["means"], "rule": "tcb",
                  "deltas": _deltas([2, 4, 8]), "trials": 40, "threshold": "gk16",
                  "max_steps": 100_000, "seed": 0},
@@ -148,10 +140,8 @@ NOTES = {
     "figure1": "Instance chosen here (the paper does not name it): Gaussian "
                "[1.5, 1 x 7], whose optimal beta is 1 / (1 + sqrt 7) = 0.2743; "
                "200 trials per point.",
-    "ratio": "Beyond the paper. Gaussian [1.2, 1, 1, 1, 1]: 300 trials, 20 for "
-             "Track-and-Stop; slippage [1.2, 1 x 50]: 10 trials, no Track-and-Stop "
-             "(its step solves the oracle, about 3e-4 s per step at K = 51 on this "
-             "CPU, a minute per trial at delta = 1e-30).",
+    "ratio": "Beyond the paper. Gaussian [1.2, 1, 1, 1, 1]: 300 trials per rule; "
+             "slippage [1.2, 1 x 50]: 10 trials per rule.",
     "gradient": "Beyond the paper: ITCB on Gaussian [1.2, 1, 1, 1, 1], 4,000 trials, delta "
                 "from 1e-2 to 1e-30 (one trajectory per trial for every delta).",
     "hardest": "Beyond the paper: Gaussian K = 20 (19 free gaps) with T*(nu) = 50, delta = "
