@@ -417,6 +417,8 @@ def test_the_ratio_study_is_the_reproduce_item(tmp_path):
       "computed"] == 1
   summary = jbai.studies.run(config, out, progress=False, figures=False)
   assert summary["computed"] == 0 and summary["skipped"] == 1
+  # An experiments/ script's edited CONFIG (scale "custom") runs on the same store.
+  assert reproduce.run_experiment("ratio", config, out, progress=False)["skipped"] == 1
   cells = pd.read_csv(os.path.join(out, "cells.csv"))
   table = pd.read_csv(os.path.join(out, "ratio.csv"))
   assert list(table["delta"]) == list(cells["delta"]) == config["study"]["delta"]
