@@ -2,11 +2,13 @@
 
 The paper's Figure 1 plots the sample complexity of three beta-optimal (top-two)
 rules against beta, with an optimal beta of about 0.27, and does not name its
-instance. Here: Gaussian [1.2, 1 x 7] (unit variance), nu_2 of Table 1 with
-eight arms; for Gaussian slippage instances w_a*(nu) = 1 / (1 + sqrt(K - 1)),
-0.2743 for K = 8 (specs.FIGURE1_INSTANCE). The reference curve is the
-beta-optimal characteristic time T*_beta(nu) log(1/delta), whose minimum is at
-beta = w_a*(nu).
+instance. Here: Gaussian [1.5, 1 x 7] (unit variance); for Gaussian slippage
+instances w_a*(nu) = 1 / (1 + sqrt(K - 1)), 0.2743 for K = 8
+(specs.FIGURE1_INSTANCE). The reference curve is the beta-optimal characteristic
+time T*_beta(nu) log(1/delta), whose minimum is at beta = w_a*(nu).
+
+Its jobs are a study's (`jbai.studies.tables.plan`): the instance, each rule at
+every beta of the grid.
 """
 
 import math
@@ -16,20 +18,20 @@ import numpy as np
 
 from jbai.host.io import write_csv
 from jbai.reproduce import plots, reference
-from jbai.reproduce.jobs import Experiment, finished, simulate_job
+from jbai.reproduce.jobs import Experiment, study_results
+from jbai.studies import spec as spec_lib, tables
 
 
-def _plan(config):
-  inst = config["instance"]
-  return [(rule, beta, simulate_job(inst["family"], inst["means"], rule, {"beta": beta},
-                                    config["delta"], config["trials"],
-                                    config["threshold"], config["max_steps"],
-                                    config["seed"]))
-          for rule in config["rules"] for beta in config["betas"]]
+def study(config: dict) -> dict:
+  """The resolved study of the item: its instance, each rule at every beta."""
+  return spec_lib.resolve({
+      "study": {k: config[k] for k in ("seed", "trials", "delta", "threshold", "max_steps")},
+      "instances": [config["instance"]],
+      "rules": [{"name": rule, "beta": config["betas"]} for rule in config["rules"]]})
 
 
 def jobs(config: dict) -> list:
-  return [job for *_, job in _plan(config)]
+  return [job for *_, job in tables.plan(study(config))]
 
 
 def report(config: dict, records: dict, out: str) -> list:
@@ -47,10 +49,10 @@ def report(config: dict, records: dict, out: str) -> list:
             [[float(b), float(c), float(c) * log_inv, float(c) / t_star]
              for b, c in zip(curve_b, curve)])
   rows, points = [], {}
-  for rule, beta, res in finished(records, _plan(config)):
-    s = res["per_delta"][0]
+  for setting, trials, (s,) in study_results(study(config), records, 0):
+    rule, beta = setting["rule"], setting["params"]["beta"]
     ref = float(at_beta[beta]) * log_inv
-    rows.append([rule, beta, res["trials"], s["mean_tau"], s["tau_ci95"][0],
+    rows.append([rule, beta, trials, s["mean_tau"], s["tau_ci95"][0],
                  s["tau_ci95"][1], s["error_rate"], s["hit_cap"], ref, s["mean_tau"] / ref])
     points.setdefault(rule, []).append((beta, s["mean_tau"], *s["tau_ci95"]))
   write_csv(os.path.join(out, "figure1.csv"),

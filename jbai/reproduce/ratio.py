@@ -11,12 +11,9 @@ T*(nu), drawn as a reference level.
 import math
 import os
 
-import numpy as np
-
 from jbai.host.io import write_csv
-from jbai.host.summary import mean_ci
 from jbai.reproduce import plots, reference
-from jbai.reproduce.jobs import Experiment, result_of, rule_label
+from jbai.reproduce.jobs import Experiment, rule_label, study_results
 from jbai.studies import spec as spec_lib, tables
 
 BETA_LEVEL = 0.5  # the beta of the level T*_beta / T* drawn on every panel
@@ -24,25 +21,6 @@ BETA_LEVEL = 0.5  # the beta of the level T*_beta / T* drawn on every panel
 
 def jobs(config: dict) -> list:
   return [job for *_, job in tables.plan(spec_lib.resolve(config))]
-
-
-def _curves(resolved: dict, records: dict, i: int) -> list:
-  """[(rule, params, trials, [(delta, mean tau, CI low, CI high, error rate, at
-  cap)])] of instance i's jobs that have run, in the spec's order of rules."""
-  out = []
-  for members, setting, deltas, job in tables.plan(resolved):
-    res = result_of(records, job)
-    if members != [i] or res is None:
-      continue
-    rec = {k: np.asarray(v)[0] for k, v in res["records"].items()}  # [trials, deltas]
-    points = []
-    for d, delta in enumerate(deltas):
-      tau, correct = rec["tau"][:, d], rec["correct"][:, d].astype(bool)
-      mean, half = mean_ci(tau)
-      points.append((delta, mean, mean - half, mean + half,
-                     int(np.sum(~correct)) / len(tau), int(np.sum(rec["hit_cap"][:, d]))))
-    out.append((setting["rule"], setting["params"], len(rec["tau"]), points))
-  return out
 
 
 def report(config: dict, records: dict, out: str) -> list:
@@ -58,13 +36,16 @@ def report(config: dict, records: dict, out: str) -> list:
     t_star = reference.t_star(fam, means)
     level = float(reference.beta_t_star(fam, means, beta)[0]) / t_star
     finals = {}
-    for rule, params, trials, points in _curves(resolved, records, j):
+    for setting, trials, summaries in study_results(resolved, records, j):
+      rule, params = setting["rule"], setting["params"]
       x, y, lo, hi = [], [], [], []
-      for delta, mean, low, high, error_rate, at_cap in points:
-        log_inv = math.log(1 / delta)
+      for s in summaries:
+        log_inv = math.log(1 / s["delta"])
         ref = t_star * log_inv
-        rows.append([inst["name"], rule_label(rule, params), trials, delta, log_inv, mean,
-                     low, high, mean / ref, low / ref, high / ref, error_rate, at_cap])
+        mean, (low, high) = s["mean_tau"], s["tau_ci95"]
+        rows.append([inst["name"], rule_label(rule, params), trials, s["delta"], log_inv,
+                     mean, low, high, mean / ref, low / ref, high / ref, s["error_rate"],
+                     s["hit_cap"]])
         x.append(log_inv)
         y.append(mean / ref)
         lo.append(low / ref)

@@ -1,9 +1,11 @@
 """Sensitivity to beta (paper Figures 3 and 4): mean stopping time against beta.
 
-The top-two rules (T3C, EB-TC, TS-TCI, EB-TCI) run at each beta of the grid;
-the rules without a beta (TCB, ITCB, FWS, T3C with beta tuned online) are
-horizontal bands (mean and 95% confidence interval). The beta-optimal
-characteristic time T*_beta(nu) log(1/delta) is drawn as a reference curve.
+The item is the study shipped as jbai/studies/shipped/sensitivity.toml (`jbai
+study sensitivity`), its jobs the study's (`jbai.studies.tables.plan`). The
+top-two rules (T3C, EB-TC, TS-TCI, EB-TCI) run at each beta of the grid; the rules
+without a beta (TCB, ITCB, FWS, T3C with beta tuned online) are horizontal bands
+(mean and 95% confidence interval). The beta-optimal characteristic time
+T*_beta(nu) log(1/delta) is drawn as a reference curve.
 """
 
 import math
@@ -13,58 +15,37 @@ import numpy as np
 
 from jbai.host.io import write_csv
 from jbai.reproduce import plots, reference
-from jbai.reproduce.jobs import Experiment, finished, simulate_job
-
-
-def _trials(inst: dict, rule: str) -> int:
-  return int(inst["trials"].get(rule, inst["trials"]["default"]))
-
-
-def _job(config, inst, rule, params):
-  return simulate_job(inst["family"], inst["means"], rule, params, config["delta"],
-                      _trials(inst, rule), config["threshold"], config["max_steps"],
-                      config["seed"])
-
-
-def _plan(config: dict, inst: dict) -> list:
-  """[(rule, beta or None, job)] of one instance, in run order."""
-  plan = []
-  for rule in config["band_rules"]:
-    plan.append((rule, None, _job(config, inst, rule, {})))
-  for rule in config["beta_rules"]:
-    for beta in config["betas"]:
-      plan.append((rule, beta, _job(config, inst, rule, {"beta": beta})))
-  return plan
+from jbai.reproduce.jobs import Experiment, study_results
+from jbai.studies import spec as spec_lib, tables
 
 
 def jobs(config: dict) -> list:
-  return [job for inst in config["instances"] for *_, job in _plan(config, inst)]
-
-
-def _stat(res):
-  s = res["per_delta"][0]
-  return s["mean_tau"], s["tau_ci95"][0], s["tau_ci95"][1], s
+  return [job for *_, job in tables.plan(spec_lib.resolve(config))]
 
 
 def report(config: dict, records: dict, out: str) -> list:
+  resolved = spec_lib.resolve(config)
+  delta = resolved["study"]["delta"][0]
+  betas = list(dict.fromkeys(s["params"]["beta"] for s in resolved["settings"]
+                             if "beta" in s["params"]))
   rows, claims = [], []
-  log_inv = math.log(1 / config["delta"])
+  log_inv = math.log(1 / delta)
   plt = plots.pyplot()
   if plt:  # top row: the whole range (log scale); bottom row: near the minimum
-    n = len(config["instances"])
+    n = len(resolved["instances"])
     fig, axes = plt.subplots(2, n, figsize=(6.0 * n, 8.4), squeeze=False)
-  for j, inst in enumerate(config["instances"]):
+  for j, inst in enumerate(resolved["instances"]):
     fam, means = inst["family"], inst["means"]
     t_star = reference.t_star(fam, means)
     curve_b = np.linspace(0.05, 0.95, 91)
     curve = reference.beta_t_star(fam, means, curve_b) * log_inv
-    at_beta = dict(zip(config["betas"],
-                       reference.beta_t_star(fam, means, config["betas"]) * log_inv))
+    at_beta = dict(zip(betas, reference.beta_t_star(fam, means, betas) * log_inv))
     bands, points = {}, {}
-    for rule, beta, res in finished(records, _plan(config, inst)):
-      mean, lo, hi, s = _stat(res)
+    for setting, trials, (s,) in study_results(resolved, records, j):
+      rule, beta = setting["rule"], setting["params"].get("beta")
+      mean, (lo, hi) = s["mean_tau"], s["tau_ci95"]
       ref = float(at_beta[beta]) if beta is not None else t_star * log_inv
-      rows.append([inst["name"], rule, "" if beta is None else beta, res["trials"],
+      rows.append([inst["name"], rule, "" if beta is None else beta, trials,
                    mean, lo, hi, s["std_tau"], s["error_rate"], s["hit_cap"], ref,
                    mean / ref])
       if beta is None:
@@ -72,9 +53,9 @@ def report(config: dict, records: dict, out: str) -> list:
       else:
         points.setdefault(rule, []).append((beta, mean, lo, hi))
     if plt:
-      _draw(plt, axes[0][j], axes[1][j], inst, config, bands, points, curve_b, curve,
+      _draw(plt, axes[0][j], axes[1][j], inst, delta, bands, points, curve_b, curve,
             t_star * log_inv)
-    claims += _claims(config, inst, bands, points)
+    claims += _claims(inst, bands, points)
   write_csv(os.path.join(out, "sensitivity.csv"),
             ["instance", "rule", "beta", "trials", "mean_tau", "ci95_lo", "ci95_hi",
              "std_tau", "error_rate", "hit_cap", "t_star_beta_log", "ratio"], rows)
@@ -84,7 +65,7 @@ def report(config: dict, records: dict, out: str) -> list:
   return claims
 
 
-def _draw(plt, ax, zoom, inst, config, bands, points, curve_b, curve, bound):
+def _draw(plt, ax, zoom, inst, delta, bands, points, curve_b, curve, bound):
   """One instance: every rule on `ax` (log scale) and again near the minimum on `zoom`."""
   for a in (ax, zoom):
     for rule, (mean, lo, hi) in bands.items():
@@ -107,7 +88,7 @@ def _draw(plt, ax, zoom, inst, config, bands, points, curve_b, curve, bound):
   ax.yaxis.set_major_formatter(plt.ScalarFormatter())
   ax.yaxis.set_minor_formatter(plt.NullFormatter())
   ax.set_ylim(0.9 * bound, 1.3 * top)
-  ax.set_title(f"{inst['family']} {_short(inst['means'])}, delta={config['delta']:g}",
+  ax.set_title(f"{inst['family']} {_short(inst['means'])}, delta={delta:g}",
                fontsize=9)
   ax.legend(fontsize=7, ncol=3, loc="upper center")
   zoom.set_ylim(0.95 * bound, 1.45 * bound)
@@ -131,7 +112,7 @@ def _fmt(x) -> str:
   return f"{x[0]:.0f} [{x[1]:.0f}, {x[2]:.0f}]"
 
 
-def _claims(config, inst, bands, points) -> list:
+def _claims(inst, bands, points) -> list:
   """The paper's statements about this instance, checked against the numbers."""
   name = inst["name"]
   claims = []

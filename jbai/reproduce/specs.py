@@ -2,8 +2,8 @@
 
 Each experiment is described by one JSON-like dict (numbers, strings, lists,
 dicts), so that a script in experiments/ can carry the same dict at its top and a
-test can check that the two agree; those of gk16 and ratio are study specs, the
-shipped studies' at the paper scale. `spec(name, scale)` returns a fresh copy.
+test can check that the two agree; those of sensitivity, ratio and gk16 are study
+specs, the shipped studies' at the paper scale. `spec(name, scale)` returns a fresh copy.
 
 Two scales:
   * "paper": the paper's settings where they fit a 2-core CPU in about half an
@@ -34,10 +34,9 @@ TABLE1 = [
 
 INSTANCES = [{k: v for k, v in row.items() if k != "paper_w"} for row in TABLE1]
 
-SENS_BERNOULLI = {"name": "bernoulli", "family": "bernoulli",
-                  "means": [0.8, 0.5, 0.3, 0.29, 0.06]}
-SENS_GAUSSIAN = {"name": "gaussian", "family": "gaussian",
-                 "means": [1.2, 1.0, 1.0, 1.0, 1.0]}
+# Sensitivity to beta (Figures 3 and 4): the study shipped as
+# jbai/studies/shipped/sensitivity.toml.
+SENSITIVITY = shipped_spec("sensitivity")
 
 # Figure 1: the paper does not name its instance. For Gaussian arms the optimal
 # allocation satisfies w_a*^2 = sum_{i != a*} w_i^2, so a slippage instance with
@@ -72,12 +71,7 @@ PAPER = {
     "transport": {"instances": INSTANCES, "rules": ["tcb", "itcb"], **PAPER_TRACES},
     "beta_t": {"instances": INSTANCES, "rules": ["tcb", "itcb"], **PAPER_TRACES},
     "oversampled": {"instances": INSTANCES, "rules": ["always-top", "tcb"], **PAPER_TRACES},
-    "sensitivity": {
-        "instances": [dict(SENS_BERNOULLI, trials={"default": 2000}),
-                      dict(SENS_GAUSSIAN, trials={"default": 2000})],
-        "betas": BETAS, "beta_rules": ["t3c", "ebtc", "tstci", "ebtci"],
-        "band_rules": ["tcb", "itcb", "fws", "t3c-tuned"],
-        "delta": PAPER_DELTA, "threshold": "gk16", "max_steps": 1_000_000, "seed": 0},
+    "sensitivity": SENSITIVITY,
     "figure1": {"instance": FIGURE1_INSTANCE, "betas": BETAS,
                 "rules": ["t3c", "ebtc", "ebtci"], "trials": 200,
                 "delta": PAPER_DELTA, "threshold": "gk16", "max_steps": 1_000_000,
@@ -105,10 +99,11 @@ SMOKE = {
     "beta_t": {"instances": [INSTANCES[1]], "rules": ["tcb", "itcb"], **SMOKE_TRACES},
     "oversampled": {"instances": [INSTANCES[1]], "rules": ["always-top", "tcb"],
                     **SMOKE_TRACES},
-    "sensitivity": {
-        "instances": [dict(SMOKE_GAUSSIAN, trials={"default": 20})],
-        "betas": [0.3, 0.7], "beta_rules": ["t3c"], "band_rules": ["tcb", "itcb"],
-        "delta": 1e-3, "threshold": "gk16", "max_steps": 100_000, "seed": 0},
+    "sensitivity": {"study": dict(SENSITIVITY["study"], trials=20, delta=1e-3,
+                                  max_steps=100_000),
+                    "instances": [SMOKE_GAUSSIAN],
+                    "rules": [{"name": "tcb"}, {"name": "itcb"},
+                              {"name": "t3c", "beta": [0.3, 0.7]}]},
     "figure1": {"instance": SMOKE_GAUSSIAN, "betas": [0.3, 0.7], "rules": ["t3c"],
                 "trials": 20, "delta": 1e-3, "threshold": "gk16",
                 "max_steps": 100_000, "curve_points": 41, "seed": 0},

@@ -18,8 +18,9 @@ finished trial and the same command resumes to the same files. Then, in DIR:
 
 Studies shipped with jbai (jbai/studies/shipped/NAME.toml, `spec.shipped()`) run by
 their name: `jbai study gk16 --out DIR` is Garivier & Kaufmann (2016)'s Table 1,
-the item gk16 of `jbai reproduce`; `jbai study ratio` the item ratio (E[tau] /
-(T* log(1/delta)) as delta goes to 0).
+the item gk16 of `jbai reproduce`; `jbai study ratio` and `jbai study sensitivity`
+the items ratio (E[tau] / (T* log(1/delta)) as delta goes to 0) and sensitivity
+(the paper's Figures 3 and 4).
 
 Example (a spec such as the one of docs/guide/study.md, saved as study.toml):
   $ jbai study study.toml --out /tmp/study
