@@ -143,35 +143,6 @@ def trial_records(res) -> dict:
           "useful_steps": res.stats.get("useful_steps")}
 
 
-def per_delta(res: dict, deltas: list, member: int = 0) -> list:
-  """The summary per delta of instance `member` of a batch job's per-trial records
-  (`trial_records`), as a single instance's job gives it (`_simulation_summary`):
-  [{delta, mean_tau, tau_ci95, std_tau, error_rate, hit_cap}]."""
-  from jbai.host.summary import mean_ci
-  rec = {k: np.asarray(v)[member] for k, v in res["records"].items()}  # [n, D]
-  out = []
-  for d, delta in enumerate(deltas):
-    tau, correct = rec["tau"][:, d], rec["correct"][:, d].astype(bool)
-    mean, half = mean_ci(tau)
-    std = float(np.std(tau.astype(float), ddof=1)) if len(tau) > 1 else float("nan")
-    out.append({"delta": float(delta), "mean_tau": mean, "tau_ci95": [mean - half, mean + half],
-                "std_tau": std, "error_rate": int(np.sum(~correct)) / len(tau),
-                "hit_cap": int(np.sum(rec["hit_cap"][:, d]))})
-  return out
-
-
-def study_results(resolved: dict, records: dict, i: int) -> list:
-  """[(rule setting, trials, `per_delta` summaries)] of the jobs of instance i of a
-  resolved study (`jbai.studies.spec.resolve`) that have run, in the study's order."""
-  from jbai.studies import tables
-  out = []
-  for members, setting, deltas, job in tables.plan(resolved):
-    res = result_of(records, job)
-    if members == [i] and res is not None:
-      out.append((setting, res["trials"], per_delta(res, deltas)))
-  return out
-
-
 def run_simulate(job: dict, progress, checkpoint=None) -> dict:
   """Runs a "simulate" job: per delta, the summary of `jbai.simulate`, or for a
   batch of instances ([I, K] means) the per-trial records (`trial_records`).

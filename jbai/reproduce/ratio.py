@@ -13,7 +13,7 @@ import os
 
 from jbai.host.io import write_csv
 from jbai.reproduce import plots, reference
-from jbai.reproduce.jobs import Experiment, rule_label, study_results
+from jbai.reproduce.jobs import Experiment, rule_label
 from jbai.studies import spec as spec_lib, tables
 
 BETA_LEVEL = 0.5  # the beta of the level T*_beta / T* drawn on every panel
@@ -36,7 +36,7 @@ def report(config: dict, records: dict, out: str) -> list:
     t_star = reference.t_star(fam, means)
     level = float(reference.beta_t_star(fam, means, beta)[0]) / t_star
     finals = {}
-    for setting, trials, summaries in study_results(resolved, records, j):
+    for setting, trials, summaries in tables.study_results(resolved, records, j):
       rule, params = setting["rule"], setting["params"]
       x, y, lo, hi = [], [], [], []
       for s in summaries:

@@ -15,7 +15,7 @@ import numpy as np
 
 from jbai.host.io import write_csv
 from jbai.reproduce import plots, reference
-from jbai.reproduce.jobs import Experiment, study_results
+from jbai.reproduce.jobs import Experiment
 from jbai.studies import spec as spec_lib, tables
 
 
@@ -41,7 +41,7 @@ def report(config: dict, records: dict, out: str) -> list:
     curve = reference.beta_t_star(fam, means, curve_b) * log_inv
     at_beta = dict(zip(betas, reference.beta_t_star(fam, means, betas) * log_inv))
     bands, points = {}, {}
-    for setting, trials, (s,) in study_results(resolved, records, j):
+    for setting, trials, (s,) in tables.study_results(resolved, records, j):
       rule, beta = setting["rule"], setting["params"].get("beta")
       mean, (lo, hi) = s["mean_tau"], s["tau_ci95"]
       ref = float(at_beta[beta]) if beta is not None else t_star * log_inv

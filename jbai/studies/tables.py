@@ -100,6 +100,34 @@ def t_stars(instances: list, eps_good: Optional[float] = None) -> list:
   return out
 
 
+def per_delta(res: dict, deltas: list, member: int = 0) -> list:
+  """The summary per delta of instance `member` of a job's per-trial records
+  (`jbai.reproduce.jobs.trial_records`), as `jbai reproduce` gives a single
+  instance's: [{delta, mean_tau, tau_ci95, std_tau, error_rate, hit_cap}]."""
+  rec = {k: np.asarray(v)[member] for k, v in res["records"].items()}  # [n, D]
+  out = []
+  for d, delta in enumerate(deltas):
+    tau, correct = rec["tau"][:, d], rec["correct"][:, d].astype(bool)
+    mean, half = mean_ci(tau)
+    std = float(np.std(tau.astype(float), ddof=1)) if len(tau) > 1 else float("nan")
+    out.append({"delta": float(delta), "mean_tau": mean, "tau_ci95": [mean - half, mean + half],
+                "std_tau": std, "error_rate": int(np.sum(~correct)) / len(tau),
+                "hit_cap": int(np.sum(rec["hit_cap"][:, d]))})
+  return out
+
+
+def study_results(resolved: dict, records: dict, i: int) -> list:
+  """[(rule setting, trials, `per_delta` summaries)] of the jobs of instance i of a
+  resolved study that have run, in the study's order (the items of `jbai
+  reproduce` that are studies read their jobs back with it)."""
+  out = []
+  for members, setting, deltas, job in plan(resolved):
+    res = result_of(records, job)
+    if members == [i] and res is not None:
+      out.append((setting, res["trials"], per_delta(res, deltas)))
+  return out
+
+
 def _cell(inst: dict, setting: dict, delta: float, t_star: float, tau, correct,
           hit_cap) -> list:
   n = len(tau)
