@@ -378,20 +378,27 @@ def test_a_shipped_study_loads_by_name_and_the_help_lists_it(tmp_path, capsys):
   assert "shipped" in capsys.readouterr().out
 
 
+def _item_then_study(name: str, trials: int, n_jobs: int, tmp_path) -> tuple:
+  """Runs the reproduce item `name` at smoke scale with `trials` trials, then the
+  same config as a study on the same folder, which must find all `n_jobs` jobs in
+  the store: (cells.csv, the item's NAME.csv) as DataFrames."""
+  from jbai import reproduce
+  from jbai.reproduce import specs
+  config = specs.spec(name, "smoke")
+  config["study"]["trials"] = trials
+  out = str(tmp_path)
+  assert reproduce.run([name], out=out, progress=False, configs={name: config})[
+      "computed"] == n_jobs
+  summary = jbai.studies.run(config, out, progress=False, figures=False)
+  assert summary["computed"] == 0 and summary["skipped"] == n_jobs
+  return (pd.read_csv(os.path.join(out, "cells.csv"), keep_default_na=False),
+          pd.read_csv(os.path.join(out, f"{name}.csv"), keep_default_na=False))
+
+
 def test_the_gk16_study_is_the_reproduce_item(tmp_path):
   """`jbai reproduce --only gk16` and the study share their jobs (one store) and numbers;
   gk16.csv's T*(nu) is the simulation's float32 oracle, cells.csv's the float64 one."""
-  from jbai import reproduce
-  from jbai.reproduce import specs
-  config = specs.spec("gk16", "smoke")
-  config["study"]["trials"] = 4
-  out = str(tmp_path)
-  assert reproduce.run(["gk16"], out=out, progress=False, configs={"gk16": config})[
-      "computed"] == 2
-  summary = jbai.studies.run(config, out, progress=False, figures=False)
-  assert summary["computed"] == 0 and summary["skipped"] == 2
-  cells = pd.read_csv(os.path.join(out, "cells.csv"), keep_default_na=False)
-  table = pd.read_csv(os.path.join(out, "gk16.csv"), keep_default_na=False)
+  cells, table = _item_then_study("gk16", 4, 2, tmp_path)
   assert list(cells["rule"]) == ["kl-racing", "tcb"]
   assert list(table["setting"]) == ["kl-racing(rate=gk16)", "tcb"]
   for ours, theirs in [("mean_tau", "mean_tau"), ("tau_lo", "tau_ci_low"),
@@ -411,17 +418,12 @@ def test_the_ratio_study_is_the_reproduce_item(tmp_path):
   from jbai.reproduce import specs
   for name in ("ratio", "sensitivity", "gk16"):  # the items that are shipped studies
     assert spec_lib.resolve(specs.spec(name, "paper")) == spec_lib.load(name), name
+  cells, table = _item_then_study("ratio", 6, 1, tmp_path)
   config = specs.spec("ratio", "smoke")
   config["study"]["trials"] = 6
-  out = str(tmp_path)
-  assert reproduce.run(["ratio"], out=out, progress=False, configs={"ratio": config})[
-      "computed"] == 1
-  summary = jbai.studies.run(config, out, progress=False, figures=False)
-  assert summary["computed"] == 0 and summary["skipped"] == 1
   # An experiments/ script's edited CONFIG (scale "custom") runs on the same store.
-  assert reproduce.run_experiment("ratio", config, out, progress=False)["skipped"] == 1
-  cells = pd.read_csv(os.path.join(out, "cells.csv"))
-  table = pd.read_csv(os.path.join(out, "ratio.csv"))
+  assert reproduce.run_experiment("ratio", config, str(tmp_path), progress=False)[
+      "skipped"] == 1
   assert list(table["delta"]) == list(cells["delta"]) == config["study"]["delta"]
   for ours, theirs in [("mean_tau", "mean_tau"), ("ci95_lo", "tau_ci_low"),
                        ("ci95_hi", "tau_ci_high"), ("error_rate", "error_rate"),

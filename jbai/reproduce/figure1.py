@@ -49,7 +49,7 @@ def report(config: dict, records: dict, out: str) -> list:
             [[float(b), float(c), float(c) * log_inv, float(c) / t_star]
              for b, c in zip(curve_b, curve)])
   rows, points = [], {}
-  for setting, trials, (s,) in tables.study_results(study(config), records, 0):
+  for setting, trials, (s,) in tables.study_results(study(config), records)[0]:
     rule, beta = setting["rule"], setting["params"]["beta"]
     ref = float(at_beta[beta]) * log_inv
     rows.append([rule, beta, trials, s["mean_tau"], s["tau_ci95"][0],

@@ -31,12 +31,13 @@ def report(config: dict, records: dict, out: str) -> list:
   beta = BETA_LEVEL
   plt = plots.pyplot()
   fig, axes = plots.grid(plt, len(resolved["instances"]), 6.0, 4.2) if plt else (None, None)
+  results = tables.study_results(resolved, records)
   for j, inst in enumerate(resolved["instances"]):
     fam, means = inst["family"], inst["means"]
     t_star = reference.t_star(fam, means)
     level = float(reference.beta_t_star(fam, means, beta)[0]) / t_star
     finals = {}
-    for setting, trials, summaries in tables.study_results(resolved, records, j):
+    for setting, trials, summaries in results[j]:
       rule, params = setting["rule"], setting["params"]
       x, y, lo, hi = [], [], [], []
       for s in summaries:

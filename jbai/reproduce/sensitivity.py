@@ -34,6 +34,7 @@ def report(config: dict, records: dict, out: str) -> list:
   if plt:  # top row: the whole range (log scale); bottom row: near the minimum
     n = len(resolved["instances"])
     fig, axes = plt.subplots(2, n, figsize=(6.0 * n, 8.4), squeeze=False)
+  results = tables.study_results(resolved, records)
   for j, inst in enumerate(resolved["instances"]):
     fam, means = inst["family"], inst["means"]
     t_star = reference.t_star(fam, means)
@@ -41,7 +42,7 @@ def report(config: dict, records: dict, out: str) -> list:
     curve = reference.beta_t_star(fam, means, curve_b) * log_inv
     at_beta = dict(zip(betas, reference.beta_t_star(fam, means, betas) * log_inv))
     bands, points = {}, {}
-    for setting, trials, (s,) in tables.study_results(resolved, records, j):
+    for setting, trials, (s,) in results[j]:
       rule, beta = setting["rule"], setting["params"].get("beta")
       mean, (lo, hi) = s["mean_tau"], s["tau_ci95"]
       ref = float(at_beta[beta]) if beta is not None else t_star * log_inv

@@ -47,7 +47,6 @@ FIGURE1_INSTANCE = {"name": "gaussian-slippage-8", "family": "gaussian",
                     "means": [1.5] + [1.0] * 7}
 
 
-
 def _deltas(exponents):
   return [float(f"1e-{k}") for k in exponents]
 

@@ -116,15 +116,16 @@ def per_delta(res: dict, deltas: list, member: int = 0) -> list:
   return out
 
 
-def study_results(resolved: dict, records: dict, i: int) -> list:
-  """[(rule setting, trials, `per_delta` summaries)] of the jobs of instance i of a
-  resolved study that have run, in the study's order (the items of `jbai
+def study_results(resolved: dict, records: dict) -> list:
+  """Per instance of a resolved study, [(rule setting, trials, `per_delta`
+  summaries)] of its jobs that have run, in the study's order (the items of `jbai
   reproduce` that are studies read their jobs back with it)."""
-  out = []
+  out = [[] for _ in resolved["instances"]]
   for members, setting, deltas, job in plan(resolved):
     res = result_of(records, job)
-    if members == [i] and res is not None:
-      out.append((setting, res["trials"], per_delta(res, deltas)))
+    if res is not None:
+      for local, i in enumerate(members):
+        out[i].append((setting, res["trials"], per_delta(res, deltas, local)))
   return out
 
 
