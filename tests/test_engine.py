@@ -151,6 +151,28 @@ def test_shrinking_the_pool_for_the_tail_changes_no_result():
   assert shrunk.stats["utilisation"] > fixed.stats["utilisation"]
 
 
+def test_moving_the_tail_to_a_smaller_pool_compiles_nothing():
+  # The tail's pool is compacted on the host (numpy). With both pools' programs
+  # compiled, a run that moves its tail from one to the other compiles nothing
+  # (eager JAX ops there compiled some thirty programs per new pool shape).
+  lanes, small = 36, pool.smaller_pool(36)  # 4: the last pool
+  for n in (lanes, small):
+    run(n_trials=100, lanes=n, chunk=16, shrink=None)
+  compiles = []
+
+  def listen(event, duration, **kwargs):
+    if event == "/jax/core/compile/backend_compile_duration":
+      compiles.append(duration)
+
+  jax.monitoring.register_event_duration_secs_listener(listen)
+  try:
+    moved = run(n_trials=100, lanes=lanes, chunk=16, shrink=0.0)
+  finally:
+    jax.monitoring.unregister_event_duration_listener(listen)
+  assert moved.stats["pool_sizes"] == [lanes, small]
+  assert compiles == []
+
+
 def test_trace_matches_simulate_trajectories():
   # Without stopping, the counts at time t are those of the same trial in simulate
   # (same key), as long as it has not stopped: compare at a time before any stop.

@@ -84,11 +84,11 @@ def _lane_slots(lanes: Lane) -> Slots:
                counts=lanes.stats.counts, steps=lanes.stats.t, extra=_lane_extra(lanes))
 
 
-def _empty_slots(lanes: Lane, size: int) -> Slots:
+def _empty_slots(lanes: Lane, size: int, xp=jnp) -> Slots:
   """Unused output slots shaped after the lanes (leaves [L, ...] -> [size, ...])."""
-  slots = jax.tree.map(lambda x: jnp.zeros((size,) + x.shape[1:], x.dtype),
+  slots = jax.tree.map(lambda x: xp.zeros((size,) + x.shape[1:], x.dtype),
                        _lane_slots(lanes))
-  return slots._replace(index=jnp.full((size,), -1, jnp.int32))
+  return slots._replace(index=xp.full((size,), -1, xp.int32))
 
 
 def records(slots: Slots) -> dict:
@@ -202,13 +202,19 @@ def initial_pool(family, rule, config, num_arms, n_deltas, n_lanes, scores=False
   return Pool(lanes, _empty_slots(lanes, n_slots(n_lanes)), zero, zero, zero, zero)
 
 
-def compact(pool: Pool, n_lanes: int) -> Pool:
+def compact(pool: Pool, n_lanes: int, xp=jnp) -> Pool:
   """`pool` cut to n_lanes lanes: its lanes with index >= 0 (running, or ended and
-  not yet written), in order, then idle lanes; the output slots start empty."""
-  order = jnp.argsort(pool.lanes.index < 0, stable=True)[:n_lanes]
-  lanes = jax.tree.map(lambda x: x[order], pool.lanes)
-  zero = jnp.zeros_like(pool.written)
-  return Pool(lanes, _empty_slots(lanes, n_slots(n_lanes)), zero, pool.next_trial, zero, zero)
+  not yet written), in order, then idle lanes; the output slots start empty.
+
+  With xp=numpy it runs on the host, on a pool fetched from the devices (no
+  program to compile or load: `jbai.host.simulate`).
+  """
+  index = pool.lanes.index
+  order = xp.argsort(xp.where(index < 0, index.shape[0], 0) + xp.arange(index.shape[0]))
+  lanes = jax.tree.map(lambda x: x[order[:n_lanes]], pool.lanes)
+  zero = xp.zeros_like(pool.written)
+  return Pool(lanes, _empty_slots(lanes, n_slots(n_lanes), xp), zero, pool.next_trial, zero,
+              zero)
 
 
 def smaller_pool(n_lanes: int) -> int:

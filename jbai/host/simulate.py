@@ -145,6 +145,14 @@ def _chunk_records(pool) -> tuple:
   return written, int(steps.sum()), int(useful.sum()), index, next_trial
 
 
+def _compact(pool, n_lanes: int):
+  """`pool_lib.compact` of each device's pool (leaves [devices, ...]), in numpy on
+  the host: eager JAX ops here would each compile in every new process."""
+  per_device = [pool_lib.compact(jax.tree.map(lambda x: x[d], pool), n_lanes, np)
+                for d in range(pool.next_trial.shape[0])]
+  return jax.tree.map(lambda *xs: np.stack(xs), *per_device)
+
+
 def _run(program, compiled, pool, config, total, out, seen, n_lanes, per_device, shrink,
          progress, on_chunk) -> tuple:
   """Runs chunks until every trial is written; returns (timing, pool sizes used).
@@ -188,8 +196,7 @@ def _run(program, compiled, pool, config, total, out, seen, n_lanes, per_device,
       n_lanes = small
       sizes.append(n_lanes)
       fn, sharding = program(n_lanes)
-      small_pool = jax.vmap(lambda p: pool_lib.compact(p, small))(jax.device_get(pool))
-      pool = jax.device_put(small_pool, sharding)
+      pool = jax.device_put(_compact(jax.device_get(pool), small), sharding)
       first = not programs.has_run(fn)
   return timing, sizes
 
