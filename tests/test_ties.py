@@ -26,6 +26,28 @@ def test_first_index_and_its_fallback_to_an_argmax():
   assert int(or_argmax(jnp.int32(3), values)) == 1  # nowhere: the arg-max, not K - 1
 
 
+@pytest.mark.parametrize("num", [5, ties.SPLIT_AT - 1, ties.SPLIT_AT, ties.SPLIT_AT + 1,
+                                 ties.BLOCK * 13, 1001])
+def test_argmax_and_argmin_are_jnp_s(num):
+  """The two-stage arg-max (from SPLIT_AT arms on) gives jnp.argmax's index: the
+  lowest among equal maxima, a NaN first, ties of -inf and of integers; under
+  jit and vmap too."""
+  rng = np.random.default_rng(num)
+  rows = [rng.normal(size=num), rng.integers(0, 3, size=num).astype(float),
+          np.full(num, -np.inf), np.where(rng.random(num) < 0.5, np.inf, -np.inf),
+          np.where(rng.random(num) < 0.02, np.nan, rng.normal(size=num)),
+          np.full(num, np.nan)]
+  rows[2][rng.integers(num)] = 0.0
+  for values in [jnp.asarray(r, dtype) for r in rows for dtype in (jnp.float32, jnp.float16)] + [
+      jnp.asarray(rng.integers(-3, 3, size=num), jnp.int32),
+      jnp.asarray(np.full(num, np.iinfo(np.int32).max), jnp.int32)]:
+    assert int(ties.argmax(values)) == int(jnp.argmax(values)), values
+    assert int(ties.argmin(values)) == int(jnp.argmin(values)), values
+  batch = jnp.asarray(np.stack([rows[0], rows[1], rows[4]]), jnp.float32)
+  np.testing.assert_array_equal(jax.jit(jax.vmap(ties.argmax))(batch), jnp.argmax(batch, -1))
+  np.testing.assert_array_equal(jax.jit(jax.vmap(ties.argmin))(batch), jnp.argmin(batch, -1))
+
+
 @pytest.mark.parametrize("shape", [(1,), (5,), (33,), (3, 7)])
 def test_running_count_is_the_cumulative_count(shape):
   mask = np.random.default_rng(sum(shape)).random(shape) < 0.5

@@ -40,6 +40,7 @@ import jax.numpy as jnp
 
 from jbai.families.base import Family
 from jbai.random import prng
+from jbai.rules import ties
 from jbai.rules.base import Rule
 from jbai.state import ArmStats, count_dtype, empty_stats, observe, observe_block
 from jbai.stops.base import Stop
@@ -147,9 +148,9 @@ def pulls_of(stats: ArmStats, arm: jax.Array) -> jax.Array:
 
 def stopping_statistic(family: Family, stats: ArmStats):
   """(top, challenger, Lambda_t(top, challenger)) of the GLLR stopping rule."""
-  top = jnp.argmax(stats.mean).astype(jnp.int32)
+  top = ties.argmax(stats.mean)
   glr = pair_costs(family, stats.counts, stats.mle, top)
-  ch = jnp.argmin(glr).astype(jnp.int32)
+  ch = ties.argmin(glr)
   return top, ch, glr[ch]
 
 

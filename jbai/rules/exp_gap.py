@@ -37,6 +37,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jbai.rules import ties
 from jbai.rules.base import Rule, hyper
 from jbai.state import count_dtype
 from jbai.stops import bounds as bounds_lib
@@ -128,7 +129,7 @@ def _select(key, family, arm_stats, state):
   members = jnp.where(state.l == 0, state.active, state.median_set)
   n_phase = arm_stats.counts - state.base_counts
   big = jnp.iinfo(n_phase.dtype).max
-  arm = jnp.argmin(jnp.where(members, n_phase, big))
+  arm = ties.argmin(jnp.where(members, n_phase, big))
   return arm.astype(jnp.int32), state
 
 

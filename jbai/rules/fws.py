@@ -51,7 +51,7 @@ import jax.numpy as jnp
 from jbai.builders import cached
 from jbai.families.base import tiny
 from jbai.rules.base import Rule, leader, least_sampled
-from jbai.rules.ties import argmax_random_ties, maxima
+from jbai.rules.ties import argmax_random_ties, argmin, maxima
 from jbai.transport import transport_cost
 
 
@@ -80,7 +80,7 @@ def game_value(s: jax.Array, a: jax.Array, b: jax.Array, c: jax.Array,
   total = lambda v: jnp.sum(jnp.where(below, v[None, :], 0.0), axis=1)
   total_inv_b = jnp.where(active, total(inv_b), 1.0)
   level = jnp.where(active, (1.0 - s + total(d * inv_b)) / total_inv_b, jnp.inf)
-  j = jnp.argmin(level)
+  j = argmin(level)
   return level[j], (total(a * inv_b)[j] - 1.0) / total_inv_b[j]
 
 

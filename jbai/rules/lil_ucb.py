@@ -33,6 +33,7 @@ import jax
 import jax.numpy as jnp
 
 from jbai.builders import cached
+from jbai.rules import ties
 from jbai.rules.base import Rule, hyper, least_sampled
 from jbai.stops import bounds as bounds_lib
 from jbai.stops.lil import lil
@@ -61,7 +62,7 @@ def _select_fn(eps: float, beta: float):
     log_term = jnp.log(inner) + log_inv_delta_prime(state.log_inv_delta, eps)
     bonus = (1.0 + beta) * (1.0 + math.sqrt(eps)) * jnp.sqrt(
         2.0 * s2 * (1.0 + eps) * jnp.maximum(log_term, 0.0) / n)
-    arm = jnp.argmax(arm_stats.mean + bonus)
+    arm = ties.argmax(arm_stats.mean + bonus)
     arm = jnp.where(jnp.min(counts) == 0, least_sampled(counts), arm)
     return arm.astype(jnp.int32), state
   return select

@@ -37,6 +37,7 @@ import jax
 import jax.numpy as jnp
 
 from jbai.builders import cached
+from jbai.rules import ties
 from jbai.rules.base import Rule, hyper, leader, least_sampled
 from jbai.stops import bounds as bounds_lib
 from jbai.stops.confidence import confidence
@@ -56,7 +57,7 @@ def lucb_select(index: str, rate: str):
     _, up = bounds_lib.rule_bounds(family, index, rate, arm_stats, state.log_inv_delta,
                                    ("upper",))
     top = leader(key, arm_stats)
-    contender = jnp.argmax(jnp.where(jnp.arange(counts.shape[-1]) == top, -jnp.inf, up))
+    contender = ties.argmax(jnp.where(jnp.arange(counts.shape[-1]) == top, -jnp.inf, up))
     first = jnp.min(counts) == 0
     second = state.pending >= 0
     arm = jnp.where(first, least_sampled(counts),

@@ -34,6 +34,7 @@ import jax
 import jax.numpy as jnp
 
 from jbai.builders import cached
+from jbai.rules import ties
 from jbai.rules.base import Rule, hyper
 from jbai.stops.elimination import elimination
 
@@ -53,8 +54,8 @@ def survivors_fn(eliminate):
     r = jnp.min(jnp.where(active, arm_stats.counts, big))
     round_done = (r >= 1) & (jnp.max(jnp.where(active, arm_stats.counts, -1)) == r)
     mean = arm_stats.mean
-    b = jnp.argmax(jnp.where(active, mean, -jnp.inf))
-    w = jnp.argmin(jnp.where(active, mean, jnp.inf))
+    b = ties.argmax(jnp.where(active, mean, -jnp.inf))
+    w = ties.argmin(jnp.where(active, mean, jnp.inf))
     drop = round_done & (jnp.sum(active) > 1) & eliminate(
         family, arm_stats, b, w, r, state.log_inv_delta)
     return active & ~(drop & (jnp.arange(active.shape[-1]) == w))
@@ -70,7 +71,7 @@ def _select_fn(eliminate):
     del key
     active = survivors(family, arm_stats, state)
     big = jnp.iinfo(arm_stats.counts.dtype).max
-    arm = jnp.argmin(jnp.where(active, arm_stats.counts, big)).astype(jnp.int32)
+    arm = ties.argmin(jnp.where(active, arm_stats.counts, big))
     return arm, state._replace(active=active)
 
   return select

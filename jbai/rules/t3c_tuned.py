@@ -29,6 +29,7 @@ from jbai import oracle
 from jbai.builders import cached
 from jbai.oracle.warm import WarmStart, warm_start
 from jbai.rules import top_two
+from jbai.rules import ties
 from jbai.rules.base import Rule
 from jbai.rules.tas import check_solver, warm_steps
 from jbai.rules.top_two import tc_challenger, ts_leader
@@ -45,7 +46,7 @@ class TunedState(NamedTuple):
 def tuned_beta(family, arm_stats):
   """beta_t = w_{a_t}(nu_hat_t), a_t the empirical best arm (exact oracle)."""
   w, _ = oracle.exact_solve(family, arm_stats.mean)
-  return w[jnp.argmax(arm_stats.mean)]
+  return w[ties.argmax(arm_stats.mean)]
 
 
 @cached
@@ -77,7 +78,7 @@ def t3c_tuned(solver: str = "warm") -> Rule:
     sol = oracle.warm_solve(family, arm_stats.mean, state.warm,
                             update=jnp.min(arm_stats.counts) > 0,
                             newton_steps=warm_steps(solver))
-    beta = sol.w[jnp.argmax(arm_stats.mean)]
+    beta = sol.w[ties.argmax(arm_stats.mean)]
     arm = top_two.top_two_arm(key, family, arm_stats, pair_fn=PAIR, beta=beta,
                               forced_exploration=False)
     return arm, TunedState(warm=sol.start)

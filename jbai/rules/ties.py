@@ -8,6 +8,7 @@ a trial depend on the program it runs in (docs/design/ties.md).
   maxima(values)                  [K] bool, the maxima up to rounding
   first_index(mask)               the lowest index where a mask holds (K: nowhere)
   running_count(mask)             the cumulative count of a mask (an associative scan)
+  argmax(values), argmin(values)  jnp.argmax / argmin over one copy, in two stages at large K
   or_argmax(index, values)        index, or an arg-max where no maximum was found
   first_max(values)               the lowest index of a maximum
   argmax_ties(u, values)          a maximum chosen by one uniform u (floor(u n)-th of n)
@@ -23,6 +24,8 @@ import jax
 import jax.numpy as jnp
 
 TIE_ULPS = 64  # values within this many units of roundoff of the maximum tie with it
+SPLIT_AT = 32   # arms from which `argmax` reduces in two stages
+BLOCK = 8       # rows of its first stage
 
 
 def maxima(values: jax.Array) -> jax.Array:
@@ -56,13 +59,58 @@ def running_count(mask: jax.Array) -> jax.Array:
   return jax.lax.associative_scan(jnp.add, mask.astype(jnp.int32), axis=-1)
 
 
+def _pick(a, b):
+  """The reducer of an arg-max: of two (value, index) pairs, the larger value (a
+  NaN above all), the lower index among equal values (two NaNs are equal), so
+  that the order of the reduction does not matter (jnp.argmax's answer)."""
+  (av, ai), (bv, bi) = a, b
+  a_nan, b_nan = av != av, bv != bv
+  larger = (av > bv) | (a_nan & ~b_nan)
+  equal = (av == bv) | (a_nan & b_nan)
+  return (jnp.where(larger, av, bv),
+          jnp.where(larger | (equal & (ai < bi)), ai, bi))
+
+
+def argmax(values: jax.Array) -> jax.Array:
+  """[] int32 the lowest index of the maximum of `values` [K] (a NaN first):
+  jnp.argmax, over one copy of the values.
+
+  From SPLIT_AT arms on it reduces in two stages, each a reduction of (value,
+  index) pairs with jnp.argmax's reducer: the first K - K mod BLOCK values laid
+  out as [BLOCK, K // BLOCK], over the rows, then the columns' maxima and the
+  last K mod BLOCK values. The first stage runs along the columns, which
+  XLA:CPU vectorises, where jnp.argmax's single reduction runs one element at a
+  time (about 4 ns per element on a CPU against under 1, docs/performance.md).
+  The answer is jnp.argmax's: each stage's pairs come from one reduction.
+  """
+  num = values.shape[-1]
+  if num < SPLIT_AT:
+    return jnp.argmax(values).astype(jnp.int32)
+  cols = num // BLOCK
+  index = jnp.arange(num, dtype=jnp.int32)
+  low = (-jnp.inf if jnp.issubdtype(values.dtype, jnp.inexact)
+         else jnp.iinfo(values.dtype).min)
+  start = (jnp.asarray(low, values.dtype), jnp.asarray(num, jnp.int32))
+  split = BLOCK * cols
+  best = jax.lax.reduce((values[:split].reshape(BLOCK, cols), index[:split].reshape(BLOCK, cols)),
+                        start, _pick, (0,))
+  last = (jnp.concatenate([best[0], values[split:]]), jnp.concatenate([best[1], index[split:]]))
+  return jax.lax.reduce(last, start, _pick, (0,))[1]
+
+
+def argmin(values: jax.Array) -> jax.Array:
+  """[] int32 the lowest index of the minimum of `values` [K] (a NaN first):
+  jnp.argmin, as `argmax` of the values in reverse order (negated; integers
+  complemented, which cannot overflow)."""
+  return argmax(-values if jnp.issubdtype(values.dtype, jnp.inexact) else ~values)
+
+
 def or_argmax(index: jax.Array, values: jax.Array) -> jax.Array:
   """[] int32 `index`, or, where it is K (no arm was found among the maxima: the
   copy of `values` that took the maximum and the copy compared with it differ by
   more than `maxima`'s tolerance, which catastrophic cancellation can cause), the
   arg-max of one copy of `values`: a maximum of the values, never a fixed arm."""
-  fallback = jnp.argmax(values).astype(jnp.int32)
-  return jnp.where(index < values.shape[-1], index, fallback)
+  return jnp.where(index < values.shape[-1], index, argmax(values))
 
 
 def first_max(values: jax.Array) -> jax.Array:

@@ -26,6 +26,7 @@ import jax
 import jax.numpy as jnp
 
 from jbai.builders import cached
+from jbai.rules import ties
 from jbai.rules.base import Rule, hyper, least_sampled
 from jbai.stops import bounds as bounds_lib
 from jbai.stops.confidence import confidence
@@ -43,8 +44,8 @@ def _select_fn(index: str, rate: str):
     low, up = bounds_lib.rule_bounds(family, index, rate, arm_stats, state.log_inv_delta)
     eye = jnp.eye(counts.shape[-1], dtype=bool)
     best_other = jnp.max(jnp.where(eye, -jnp.inf, up[None, :]), axis=-1)  # [K]
-    j = jnp.argmin(best_other - low)
-    u = jnp.argmax(jnp.where(jnp.arange(counts.shape[-1]) == j, -jnp.inf, up))
+    j = ties.argmin(best_other - low)
+    u = ties.argmax(jnp.where(jnp.arange(counts.shape[-1]) == j, -jnp.inf, up))
     width = up - low
     arm = jnp.where(width[u] > width[j], u, j)
     arm = jnp.where(jnp.min(counts) == 0, least_sampled(counts), arm)
