@@ -17,7 +17,8 @@ a trial depend on the program it runs in (docs/design/ties.md).
   argmax_random(key, values)      a maximum, ties by the largest of K uniforms
 
 Every helper is written with plain max / min reductions where it can: on CPU they
-are cheaper under vmap than jnp.argmax and cumsum (docs/design/ties.md).
+are cheaper under vmap than jnp.argmax and cumsum; the arg-max that remains is
+`argmax`, vectorised at large K (docs/design/ties.md).
 """
 
 import jax
