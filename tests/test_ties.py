@@ -40,7 +40,8 @@ def test_argmax_and_argmin_are_jnp_s(num):
   rows[2][rng.integers(num)] = 0.0
   for values in [jnp.asarray(r, dtype) for r in rows for dtype in (jnp.float32, jnp.float16)] + [
       jnp.asarray(rng.integers(-3, 3, size=num), jnp.int32),
-      jnp.asarray(np.full(num, np.iinfo(np.int32).max), jnp.int32)]:
+      jnp.asarray(np.full(num, np.iinfo(np.int32).max), jnp.int32),
+      jnp.asarray(rng.random(num) < 0.1)]:
     assert int(ties.argmax(values)) == int(jnp.argmax(values)), values
     assert int(ties.argmin(values)) == int(jnp.argmin(values)), values
   batch = jnp.asarray(np.stack([rows[0], rows[1], rows[4]]), jnp.float32)

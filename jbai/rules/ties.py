@@ -87,14 +87,15 @@ def argmax(values: jax.Array) -> jax.Array:
   num = values.shape[-1]
   if num < SPLIT_AT:
     return jnp.argmax(values).astype(jnp.int32)
-  cols = num // BLOCK
-  index = jnp.arange(num, dtype=jnp.int32)
+  if values.dtype == jnp.bool_:
+    values = values.astype(jnp.int32)
   low = (-jnp.inf if jnp.issubdtype(values.dtype, jnp.inexact)
          else jnp.iinfo(values.dtype).min)
   start = (jnp.asarray(low, values.dtype), jnp.asarray(num, jnp.int32))
-  split = BLOCK * cols
-  best = jax.lax.reduce((values[:split].reshape(BLOCK, cols), index[:split].reshape(BLOCK, cols)),
-                        start, _pick, (0,))
+  index = jnp.arange(num, dtype=jnp.int32)
+  split = BLOCK * (num // BLOCK)
+  rows = (values[:split].reshape(BLOCK, -1), index[:split].reshape(BLOCK, -1))
+  best = jax.lax.reduce(rows, start, _pick, (0,))
   last = (jnp.concatenate([best[0], values[split:]]), jnp.concatenate([best[1], index[split:]]))
   return jax.lax.reduce(last, start, _pick, (0,))[1]
 
