@@ -274,7 +274,7 @@ def _record_scores(family: Family, rule: Rule, lane: Lane, at_stop, advance, arm
   step_phi = scores.phi_prev - phi  # [F]
   d_log_pi = jax.grad(family.log_density, argnums=1)(reward, lane.means[arm])
   w = jnp.where(jnp.isfinite(d_log_pi), d_log_pi, 0.0).astype(phi.dtype)
-  lead = arm == jnp.argmax(stats.mean)
+  lead = arm == ties.argmax(stats.mean)
   psi = jnp.concatenate([phi * jnp.where(lead, w, 0.0), phi * jnp.where(lead, 0.0, w),
                          jnp.zeros_like(phi)], axis=-1)  # [3F], this step's rewards
   # Step t-1's choice scores c (known now), per parameter and summed over all of them.

@@ -129,8 +129,7 @@ def _select(key, family, arm_stats, state):
   members = jnp.where(state.l == 0, state.active, state.median_set)
   n_phase = arm_stats.counts - state.base_counts
   big = jnp.iinfo(n_phase.dtype).max
-  arm = ties.argmin(jnp.where(members, n_phase, big))
-  return arm.astype(jnp.int32), state
+  return ties.argmin(jnp.where(members, n_phase, big)), state
 
 
 def _pulls(family, arm_stats, state, arm):

@@ -28,8 +28,7 @@ import jax.numpy as jnp
 from jbai import oracle
 from jbai.builders import cached
 from jbai.oracle.warm import WarmStart, warm_start
-from jbai.rules import top_two
-from jbai.rules import ties
+from jbai.rules import ties, top_two
 from jbai.rules.base import Rule
 from jbai.rules.tas import check_solver, warm_steps
 from jbai.rules.top_two import tc_challenger, ts_leader
