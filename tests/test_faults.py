@@ -163,11 +163,14 @@ def test_ties_in_float32_are_refused_before_the_run():
 
 
 def test_oracle_refuses_an_unresolvable_gap(capsys):
-  """Was: ZeroDivisionError in float64 (Bernoulli KL of 1e-9 rounds to 0)."""
-  refused(capsys, "oracle", "--family", "bernoulli", "--means", "0.5,0.500000001,0.1",
-          fragment="cannot be told apart")
+  """Was: ZeroDivisionError in float64 (a KL that rounds to 0: here 0.125 / sigma^2
+  below float64's smallest number; the Bernoulli KL of a gap of 1e-9, the first
+  such case, is now computed to a few units of roundoff and is positive)."""
+  refused(capsys, "oracle", "--family", "gaussian", "--sigma", "1e160", "--means",
+          "0.5,0,-0.1", fragment="cannot be told apart")
   with pytest.raises(ValueError, match="cannot be told apart"):
-    jbai.oracle.optimal_allocation("bernoulli", [0.5, 0.500000001, 0.1], method="exact")
+    jbai.oracle.optimal_allocation(jbai.families.gaussian(sigma=1e160), [0.5, 0.0, -0.1],
+                                   method="exact")
 
 
 def test_infinite_sigma_is_refused_at_once(capsys):

@@ -30,6 +30,7 @@ from jbai.rules.ties import running_count
 REFILL_EVERY = 8  # steps between writing results and refilling finished lanes
 SHRINK = 8        # the tail's pool has 1/SHRINK of the lanes ...
 MIN_LANES = 4     # ... and at least MIN_LANES (`smaller_pool`)
+MIN_WIDTH = 2     # a pool has at least this many lanes (`width`)
 UNROLL_CPU = 1          # steps per iteration of the chunk's loop on a CPU ...
 UNROLL_ACCELERATOR = 8  # ... and on an accelerator (`default_unroll`)
 
@@ -215,6 +216,14 @@ def compact(pool: Pool, n_lanes: int, xp=jnp) -> Pool:
   zero = xp.zeros_like(pool.written)
   return Pool(lanes, _empty_slots(lanes, n_slots(n_lanes), xp), zero, pool.next_trial, zero,
               zero)
+
+
+def width(n_lanes: int) -> int:
+  """The lanes of a pool asked to have n_lanes: at least MIN_WIDTH. XLA compiles a
+  program over one lane without the lane axis, and rounds float32 otherwise than
+  over several (docs/design/ties.md): a one-lane pool runs as two, one idle, so
+  that a trial is the same on any pool."""
+  return max(int(n_lanes), MIN_WIDTH)
 
 
 def smaller_pool(n_lanes: int) -> int:

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 from jax.scipy.special import xlogy
 
 from jbai.builders import cached
-from jbai.families.base import Family, exponential_family, tiny
+from jbai.families.base import Family, bregman_xlogx, exponential_family, tiny
 from jbai.random import posteriors, samplers
 
 
@@ -13,8 +13,11 @@ from jbai.random import posteriors, samplers
 def bernoulli(lo: float = 0.0, hi: float = 1.0) -> Family:
   """Bernoulli(p) rewards.
 
-  KL(p, q) = p log(p/q) + (1-p) log((1-p)/(1-q)), computed with 0 log 0 = 0 and q
-  kept a hair inside (0, 1), so that it is finite at the edges of Theta = [0, 1].
+  KL(p, q) = p log(p/q) + (1-p) log((1-p)/(1-q)), computed as
+  q phi((p - q) / q) + (1 - q) phi((q - p) / (1 - q)) with phi = `bregman_xlogx`,
+  two terms >= 0 each to a few units of roundoff (the direct form cancels to
+  digits that every compiled program rounds its own way as q -> p), and q kept
+  a hair inside (0, 1), so that it is finite at the edges of Theta = [0, 1].
   The posterior under a uniform prior is Beta(1 + S, 1 + n - S).
 
   Example:
@@ -30,7 +33,9 @@ def bernoulli(lo: float = 0.0, hi: float = 1.0) -> Family:
     q = jnp.asarray(q) * 1.0
     eps = tiny(q)
     q = jnp.clip(q, eps, 1 - jnp.finfo(q.dtype).eps)
-    return xlogy(p, p) - xlogy(p, q) + xlogy(1 - p, 1 - p) - xlogy(1 - p, 1 - q)
+    d = p - q
+    return (q * bregman_xlogx(d / q, p / q)
+            + (1 - q) * bregman_xlogx(-d / (1 - q), (1 - p) / (1 - q)))
 
   def sample(key, means):
     means = jnp.asarray(means)

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 from jax.scipy.special import gammaln, xlogy
 
 from jbai.builders import cached
-from jbai.families.base import Family, exponential_family, tiny
+from jbai.families.base import Family, bregman_xlogx, exponential_family, tiny
 from jbai.random import posteriors, prng, samplers
 
 
@@ -13,8 +13,10 @@ from jbai.random import posteriors, prng, samplers
 def poisson(lo: float = 0.0, hi: float = 1e3) -> Family:
   """Poisson(lambda) rewards.
 
-  KL(l, l2) = l log(l / l2) - l + l2, with 0 log 0 = 0 and l2 kept above a tiny
-  positive number so that it is finite at lambda = 0. The posterior under the
+  KL(l, l2) = l log(l / l2) - l + l2 = l2 phi((l - l2) / l2) with phi =
+  `bregman_xlogx` (to a few units of roundoff where the direct form cancels as
+  l -> l2), and l2 kept above a tiny positive number so that it is finite at
+  lambda = 0. The posterior under the
   Gamma(1, 0) (flat) prior is Gamma(1 + S, n).
 
   Example:
@@ -28,7 +30,7 @@ def poisson(lo: float = 0.0, hi: float = 1e3) -> Family:
   def kl(m, m2):
     m = jnp.asarray(m) * 1.0
     m2 = jnp.maximum(jnp.asarray(m2) * 1.0, tiny(m2 * 1.0))
-    return xlogy(m, m) - xlogy(m, m2) - m + m2
+    return m2 * bregman_xlogx((m - m2) / m2, m / m2)
 
   def sample(key, means):
     means = jnp.asarray(means)

@@ -6,7 +6,8 @@ family is an exponential family in the statistic x^k (not in x), so:
 
   * sufficient statistics [x, x^k]; the MLE is m_hat = c (mean of x^k)^(1/k),
     which differs from the sample mean (for k = 1 they coincide);
-  * KL(m, m2) = r^k - 1 - k log r with r = m / m2 (c cancels);
+  * KL(m, m2) = r^k - 1 - k log r with r = m / m2 (c cancels): `bregman_log`(r^k - 1),
+    r^k - 1 = expm1(k log1p((m - m2) / m2)), to a few units of roundoff as m -> m2;
   * Fisher information k^2 / m^2;
   * transport minimiser: the power mean ((w_a m_a^k + w_b m_b^k) / (w_a + w_b))^(1/k);
   * posterior of the rate 1/lam^k under a flat prior: Gamma(1 + n, sum x^k).
@@ -41,7 +42,7 @@ import jax
 import jax.numpy as jnp
 
 from jbai.builders import cached
-from jbai.families.base import Family
+from jbai.families.base import Family, bregman_log
 from jbai.families.general import general_family
 from jbai.random import posteriors, samplers
 
@@ -110,8 +111,8 @@ def _likelihood(k: float, c: float):
     return means / c * e ** (1 / k)
 
   def kl(m, m2):
-    r = jnp.asarray(m) / jnp.asarray(m2)
-    return r ** k - 1 - k * jnp.log(r)
+    m, m2 = jnp.asarray(m) * 1.0, jnp.asarray(m2) * 1.0
+    return bregman_log(jnp.expm1(k * jnp.log1p((m - m2) / m2)), (m / m2) ** k)
 
   def fisher(m):
     return k * k / (jnp.asarray(m) * 1.0) ** 2

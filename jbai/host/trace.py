@@ -16,6 +16,7 @@ import numpy as np
 from jbai import stops
 from jbai.core import inputs
 from jbai.core import lane as lane_lib
+from jbai.core import pool as pool_lib
 from jbai.core.lane import Config, Lane
 from jbai.host import memory_maps
 from jbai.state import observe
@@ -109,16 +110,17 @@ def trace(key: jax.Array, family, means, rule, horizon: int, n_trials: int,
                   max_steps=jnp.asarray(horizon, jnp.int32), thr_params=None,
                   rule_state=rule.init(num_arms))
   memory_maps.relieve()  # before this trace's programs
+  # At least two lanes, the first `total` kept (`jbai.core.pool.width`).
   lanes = jax.vmap(lambda i: lane_lib.start(family, rule, config, i, num_arms, 1, False))(
-      jnp.arange(total, dtype=jnp.int32))
+      jnp.arange(pool_lib.width(total), dtype=jnp.int32))
   advance = _advance_program(family, rule.program(), num_arms)
   times = log_times(horizon, n_points)
   props, gammas, shares = [], [], []
   for t in times:
     lanes, (w, g, share) = advance(lanes, jnp.asarray(t, jnp.int32))
-    props.append(np.asarray(w))
-    gammas.append(np.asarray(g))
-    shares.append(np.asarray(share))
+    props.append(np.asarray(w)[:total])
+    gammas.append(np.asarray(g)[:total])
+    shares.append(np.asarray(share)[:total])
     if progress is not None:
       progress(int(t), horizon)
   lead = (n_inst, int(n_trials)) if means_np.ndim == 2 else (int(n_trials),)

@@ -52,8 +52,9 @@ costs every lane a few more iterations at that step. A lane that hits the cap
 returns its current iterate, and the next call continues from there.
 
 Fixed cost (`newton_steps` = n, what the rules run at every step): exactly n
-joint Newton steps, straight-line code with no loop and no fallback, each lane
-masked once it has converged as in the fast solver. Under vmap a call then costs
+joint Newton steps, straight-line code with no loop and no fallback, every lane
+stepping (a converged one moves by its residual squared: no threshold whose
+rounding would make a trial depend on its program). Under vmap a call then costs
 the same whatever the other lanes do, so the cost of a simulation step does not
 grow with the pool (with loops, the more lanes, the likelier that one of them
 needs more iterations or the safeguarded solver at a given step, and every lane
@@ -255,12 +256,15 @@ def _fast(p: _Problem, u, v, solve):
 
 
 def _fixed(p: _Problem, u, v, solve, steps: int):
-  """`steps` joint Newton steps from (u, v), masked per lane, with no loop:
-  (u, v, restart, evaluations).
+  """`steps` joint Newton steps from (u, v), with no loop: (u, v, restart,
+  evaluations).
 
-  A lane stops stepping once a step started from a residual below `accept` (as
-  in `_fast`: that step squares it). `restart` marks the lanes whose step was
-  not finite, whose next call starts cold.
+  Every lane takes every step (a lane stops only at a step that is not finite,
+  and `restart` marks it: its next call starts cold). A converged lane's step
+  moves it by its residual squared, to rounding; stopping it at a threshold of
+  the residual, as `_fast` does, would make the iterate jump by a residual's
+  worth where the rounding of one program crosses the threshold and another's
+  does not, and a trial that tracks w depend on the program it runs in.
   """
   done, failed = ~solve, jnp.zeros((), bool)
   for _ in range(steps):
@@ -269,7 +273,7 @@ def _fixed(p: _Problem, u, v, solve, steps: int):
     step = ~done & ok
     u, v = jnp.where(step, u_new, u), jnp.where(step, v_new, v)
     failed = failed | (~done & ~ok)
-    done = done | ~ok | (step & (residual <= p.accept))
+    done = done | ~ok
   return u, v, failed, jnp.where(solve, steps, 0)
 
 

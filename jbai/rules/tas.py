@@ -117,11 +117,15 @@ def eps_projection(w: jax.Array, eps: jax.Array) -> jax.Array:
   With y = w - eps and s = 1 - K eps it is eps + max(y - theta, 0), where
   theta = max_j (sum_{i: y_i >= y_j} y_i - s) / #{i: y_i >= y_j} (the projection
   on the simplex of mass s, with the sorted sums of the usual algorithm taken
-  over comparisons instead: no sort, which is slow on a CPU under vmap).
+  over comparisons instead: no sort, which is slow on a CPU under vmap). The
+  comparisons read w, not y: y_i >= y_j is w_i >= w_j, and XLA may compute the two
+  copies of y that a comparison of y with itself reads differently (eps fused
+  into each, 0.5 / sqrt(.) as an approximate rsqrt in one), which drops an arm
+  from its own row and leaves the projection off the simplex.
   """
   num_arms = w.shape[-1]
   y = w - eps
-  above = y[None, :] >= y[:, None]  # [j, i]: y_i >= y_j
+  above = w[None, :] >= w[:, None]  # [j, i]: y_i >= y_j
   total = jnp.sum(jnp.where(above, y[None, :], 0.0), axis=1)
   theta = jnp.max((total - (1.0 - num_arms * eps)) / jnp.sum(above, axis=1))
   return eps + jnp.maximum(y - theta, 0.0)

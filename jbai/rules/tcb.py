@@ -12,7 +12,10 @@ w_i d_L(P_t,i, x) (Gamma_t(w) = min_i C_i(w), eq. Gamma_t):
      attaining the minimum in Gamma_t(T_t/t) (eq. a_t^K).
 
 r_t = eps / t (the paper's appendix, Lemma con_alloc_3), capped so that w'_t stays
-on the simplex. The argmin for a_t^min runs over [K] minus {top} (the algorithm
+on the simplex. Gamma_t is 1-homogeneous in w, so the comparison is made in counts:
+Gamma_t(t w'_t) >= Gamma_t(T_t), with t w'_t = T_t + eps on the leader and
+T_t - eps/(K-1) elsewhere. The counts are exact in floating point, so the costs
+that the step compares come from exact weights (no division by t to round). The argmin for a_t^min runs over [K] minus {top} (the algorithm
 box and eq. Gamma_t; eq. a_t^K writes another set, see docs/design/paper.md). Ties
 between equal means for the leader, and between equal costs for a_t^min, are
 broken uniformly at random with the step's key; the equality case
@@ -37,7 +40,8 @@ class BalanceState(NamedTuple):
 
 
 def look_ahead(w: jax.Array, top: jax.Array, r: jax.Array) -> jax.Array:
-  """w'_t of eq. (look ahead): r more on the leader, r/(K-1) less on the others.
+  """w'_t of eq. (look ahead): r more on the leader, r/(K-1) less on the others
+  (w and r may be scaled alike: counts T_t and eps give t w'_t).
 
   r is capped at (K-1) min_{i != top} w_i so that w' stays on the simplex.
   """
@@ -48,23 +52,24 @@ def look_ahead(w: jax.Array, top: jax.Array, r: jax.Array) -> jax.Array:
 
 
 def balance(key, family, arm_stats, eps, penalty):
-  """The shared step of TCB (penalty=False) and ITCB (penalty=True)."""
+  """The shared step of TCB (penalty=False) and ITCB (penalty=True), in counts:
+  t C_i(w) = C_i(t w) and t Phi_t's terms C_i(w) + log(t w_i) / t are
+  C_i(t w) + log(t w_i), with t w = T_t now and t w'_t ahead."""
   u_top, u_min = jax.random.uniform(key, (2,))
   counts, t = arm_stats.counts, arm_stats.t
-  tf = jnp.maximum(t, 1).astype(arm_stats.mean.dtype)
   top = argmax_ties(u_top, arm_stats.mean)
-  w = counts / tf
-  w_ahead = look_ahead(w, top, eps / tf)
+  n_now = counts.astype(arm_stats.mean.dtype)
+  n_ahead = look_ahead(n_now, top, eps)
 
-  def cost(weights):
-    costs = pair_costs(family, weights, arm_stats.mean, top)
-    if penalty:  # Phi_t: + log(t w_i) / t
-      costs = costs + jnp.log(jnp.maximum(tf * weights, 1e-30)) / tf
+  def cost(n):
+    costs = pair_costs(family, n, arm_stats.mean, top)
+    if penalty:  # Phi_t, times t: + log(t w_i)
+      costs = costs + jnp.log(jnp.maximum(n, 1e-30))
     return costs
 
-  costs_now = cost(w)
+  costs_now = cost(n_now)
   challenger = argmax_ties(u_min, -costs_now)
-  pull_top = jnp.min(cost(w_ahead)) >= jnp.min(costs_now)
+  pull_top = jnp.min(cost(n_ahead)) >= jnp.min(costs_now)
   arm = jnp.where(pull_top, top, challenger)
   return jnp.where(under_explored(counts, t), least_sampled(counts), arm).astype(jnp.int32)
 
