@@ -8,7 +8,8 @@ rule's runtime parameters are traced and cannot be inspected there; with
 the boundary's one-line messages: NaN or infinite means, a mean outside Theta, a
 tie for the best arm in the simulation's dtype, delta outside (0, 1), a runtime
 parameter outside its domain (beta in (0, 1), eps > 0), and an arm out of range
-from a user's rule's `select` (on every step). Without `checks` nothing is added
+from a user's rule's `select` (on every step, read from the trials' records:
+`check_arms`). Without `checks` nothing is added
 to the computation: the cost is zero.
 
 The checks are functionalised where they run (`checkify.checkify`) and handed on
@@ -25,9 +26,15 @@ caller functionalises in turn, and throws outside:
 
 (Under the caller's jit without `checkify.checkify`, JAX refuses to trace a
 check that is not functionalised, with a message that says to use it.)
+
+Under the caller's `jax.vmap`, `checkify` cannot run `rollout`: it does not
+handle a while loop whose predicate the vmap batches (JAX raises "Checkify does
+not support batched while-loops" for checkify of vmap, and fails inside its own
+code for vmap of checkify), whether or not the loop holds a check. Give the
+instances as one [I, K] array instead: `rollout` runs them in one loop, and
+`checks=True` names the bad row; or check the values before the vmap.
 """
 
-import functools
 import math
 
 import jax
@@ -85,14 +92,14 @@ def check_params(params: dict, domains: dict) -> None:
     checkify.check(~jnp.any(bad), f"{name} must be {text}, got {{}}", v)
 
 
-@functools.lru_cache(maxsize=64)
-def checked_select(select, num_arms: int, rule_name: str):
-  """`select` whose arm is checked to be in [0, num_arms) on every step (cached:
-  the same wrapper for the same select, so compiled programs are reused)."""
-  def select_checked(key, family, arm_stats, state):
-    arm, state = select(key, family, arm_stats, state)
-    checkify.check((arm >= 0) & (arm < num_arms),
-                   f"rule {rule_name!r} selected arm {{}} in a trial; the arms are 0 to "
-                   f"{num_arms - 1}", arm)
-    return arm, state
-  return select_checked
+def check_arms(rule_name: str, counts: jax.Array, steps: jax.Array) -> None:
+  """Every step of every trial pulled an arm in [0, K): a pull of an arm out of
+  range adds to no count (`jbai.state.add_to_arm`) but takes a step, so a trial
+  whose counts [N, K] sum to fewer than its steps [N] selected one. Checked on
+  the trials' records after the loop, not in it: `checkify` does not run a
+  while loop whose predicate the caller's `jax.vmap` batches."""
+  short = jnp.sum(counts, axis=-1) != steps
+  trial = jnp.argmax(short)
+  checkify.check(~jnp.any(short), f"rule {rule_name!r} selected an arm outside 0 to "
+                 f"{counts.shape[-1] - 1} in trial {{}} (its counts sum to {{}} of its {{}} "
+                 "steps)", trial, jnp.sum(counts[trial]), steps[trial])

@@ -2,6 +2,8 @@
 each bad value that passes a traced computation unchecked by default raises the
 boundary's one-line message through `jax.experimental.checkify`."""
 
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -103,8 +105,9 @@ class LateBadArm:
 
 def test_a_users_arm_out_of_range_is_caught_on_every_step_eagerly_and_under_jit():
   rule = LateBadArm()
-  message = "rule 'late-bad-arm' selected arm 3 in a trial; the arms are 0 to 2"
-  with pytest.raises(ValueError, match=message):
+  message = ("rule 'late-bad-arm' selected an arm outside 0 to 2 in trial 0 (its counts sum "
+             "to 40 of its 200 steps)")
+  with pytest.raises(ValueError, match=re.escape(message)):
     jbai.rollout(KEY, GAUSSIAN, GOOD, rule, 0.1, 4, max_steps=200, checks=True)
   run = jax.jit(lambda m: jbai.rollout(KEY, GAUSSIAN, m, rule, 0.1, 4, max_steps=200,
                                        checks=True).tau)
@@ -115,8 +118,32 @@ def test_the_oracle_checks_traced_means_and_gamma():
   bern = jbai.families.bernoulli()
   solve = jax.jit(lambda m: jbai.oracle.optimal_allocation(bern, m, checks=True)[1])
   assert "mean 1.5 is outside Theta" in raised(solve, jnp.asarray([1.5, 0.2, 0.1]))
-  near = jnp.asarray([0.5, 0.499999, 0.3], jnp.float32)  # Gamma rounds to 0 in float32
+  # Gamma rounds to 0 in float32: KL = 0.09 / (2 sigma^2) is below its smallest number.
+  # (Bernoulli [0.5, 0.499999, 0.3] has Gamma = 5e-13 in float32, its KL computed to
+  # a few units of roundoff: `jbai.families.base.bregman_xlogx`.)
+  wide = jbai.families.gaussian(sigma=1e19)
   got = raised(jax.jit(lambda m: jbai.oracle.optimal_allocation(
-      bern, m, method="exact", checks=True)[1]), near)
+      wide, m, method="exact", checks=True)[1]), jnp.asarray([0.5, 0.2, 0.1], jnp.float32))
   assert "cannot be told apart in float32" in got
   assert raised(solve, jnp.asarray([0.5, 0.2, 0.1])) is None
+
+
+def test_a_users_rule_runs_inside_the_callers_jit_over_the_key_or_delta():
+  """Inside the caller's jit every value is traced, a user's rule's arms too: the
+  eager check of its first steps is skipped (checks=True checks them instead)."""
+  base = jbai.rules.tcb()
+  mine = jbai.Rule("mine", base.init, lambda k, f, s, st: base.select(k, f, s, st))
+  over_key = jax.jit(lambda k: jbai.rollout(k, GAUSSIAN, GOOD, mine, 0.1, 4).tau)
+  over_delta = jax.jit(lambda d: jbai.rollout(KEY, GAUSSIAN, GOOD, mine, d, 4).tau)
+  expected = jbai.rollout(KEY, GAUSSIAN, GOOD, "tcb", 0.1, 4).tau
+  np.testing.assert_array_equal(over_key(KEY), expected)
+  np.testing.assert_array_equal(over_delta(0.1), expected)
+
+
+def test_checks_of_traced_instances_name_the_bad_row():
+  """Instances as one traced [I, K] array run in one loop, and checks=True flags
+  the bad row: the way to check a batch (checkify refuses a while loop that
+  jax.vmap batches, so rollout under the caller's vmap cannot be checkified)."""
+  run = jax.jit(lambda m: jbai.rollout(KEY, GAUSSIAN, m, "tcb", 0.1, 4, checks=True).tau)
+  assert raised(run, jnp.asarray([GOOD, [1.0, 0.2, 0.0]])) is None
+  assert "tie for the best arm" in raised(run, jnp.asarray([GOOD, [1.0, 1.0, 0.0]]))

@@ -163,7 +163,8 @@ def test_each_tracker_stays_within_one_pull_of_its_target(beta):
 
 def test_ebtc_eps_brings_the_eps_gllr_and_checks_the_runs_eps():
   rule = rules.ebtc_eps(EPS)
-  assert rule.stop == stops.eps_gllr(EPS, "gk16") and stops.eps_of(rule.stop) == EPS
+  assert rule.stop == stops.eps_gllr(EPS, "gk16", from_rule=True)
+  assert stops.eps_of(rule.stop) == EPS
   with pytest.raises(ValueError, match="built for eps-good answers with eps_good=0.1"):
     jbai.simulate(jax.random.key(0), "gaussian", MEANS, rule, 0.1, 4, eps_good=0.05)
   for bad in (0.0, -0.1, float("inf"), "x"):
@@ -273,3 +274,20 @@ def test_a_rule_named_with_eps_good_is_built_for_that_eps():
   res = jbai.simulate(jax.random.key(0), "gaussian", [1.0, 0.97, 0.5], "ebtc-eps", 0.1, 8,
                       eps_good=0.05)
   assert res.summary[0]["eps_good"] == 0.05
+
+
+def test_ebtc_eps_takes_eps_at_run_time_as_beta():
+  """eps is a runtime value of EB-TC_eps and of its own stop: every eps shares one
+  compiled program, and rollout's params vmap over it with the trials of rules
+  built for each eps (answers judged eps-good at each)."""
+  a, b = rules.ebtc_eps(0.1), rules.ebtc_eps(0.05)
+  assert a.program() == b.program()
+  assert stops.program_of(a.stop) == stops.program_of(b.stop)
+  key = jax.random.key(3)
+  run = jax.jit(jax.vmap(lambda e: jbai.rollout(key, "gaussian", MEANS, "ebtc-eps", 0.1, 8,
+                                                params={"eps_good": e}, scores=False)))
+  both = run(jnp.asarray([0.1, 0.05]))
+  for i, rule in enumerate((a, b)):
+    alone = jbai.rollout(key, "gaussian", MEANS, rule, 0.1, 8, scores=False)
+    np.testing.assert_array_equal(both.tau[i], alone.tau)
+    np.testing.assert_array_equal(both.correct[i], alone.correct)

@@ -43,6 +43,7 @@ from jbai import rules as rules_lib
 from jbai import stops as stops_lib
 from jbai import thresholds as thresholds_lib
 from jbai.families.base import Family, check_means
+from jbai.oracle.eps import check_eps
 from jbai.rules.base import Rule
 from jbai.state import count_dtype
 from jbai.thresholds import LogDelta, Threshold
@@ -52,7 +53,8 @@ DEFAULT_MAX_STEPS = 1_000_000  # a trial's cap when none is given (`default_max_
 SEED_LIMIT = 2**63  # jax.random.key takes a seed in [-2^63, 2^63)
 
 # The domains of the rules' runtime parameters (the rule factories check the same).
-RUNTIME_DOMAINS = {"beta": (0.0, 1.0, "in (0, 1)"), "eps": (0.0, math.inf, "> 0 and finite")}
+RUNTIME_DOMAINS = {"beta": (0.0, 1.0, "in (0, 1)"), "eps": (0.0, math.inf, "> 0 and finite"),
+                   "eps_good": (0.0, math.inf, "> 0 and finite")}
 
 
 def as_rule(rule) -> Rule:
@@ -81,9 +83,11 @@ def check_rule_arms(family: Family, rule: Rule, means) -> None:
   its select runs eagerly on a trial's first steps (at most USER_RULE_STEPS,
   rewards drawn at the first instance's means), and an arm out of range is
   refused naming the arm, the step and the rule. jbai's own rules are not run
-  (their arms are in range by construction): they pay nothing. Traced means
-  (under the user's jit) are not checked."""
-  if builtin_rule(rule):
+  (their arms are in range by construction): they pay nothing. Inside a JAX
+  trace (the caller's jit, or traced means) nothing is checked here, since a
+  traced arm cannot be read: `checks=True` checks every step's arm instead
+  (`jbai.checks.check_arms`)."""
+  if builtin_rule(rule) or tracing() or not concrete(means):
     return
   from jbai.state import empty_stats, observe
   table = np.asarray(means, float)
@@ -455,6 +459,16 @@ def check_table(family: Family, means, dtype=None) -> np.ndarray:
   return check_means(family, means, dtype=dtype or jnp.result_type(float))
 
 
+def check_eps_slack(family: Family, threshold) -> None:
+  """An eps-good run's slack (the eps of its stop, `jbai.stops.eps_of`) below the
+  width of Theta, as the eps oracle requires (`jbai.oracle.check_eps`): at or
+  beyond it every arm is eps-good under every instance, T*_eps = 0, and nothing
+  is to be identified. The run, its summary and a study refuse it alike."""
+  eps = stops_lib.eps_of(threshold)
+  if eps > 0:
+    check_eps(family, eps)
+
+
 def check_separable(family: Family, table: np.ndarray) -> list:
   """(w, Gamma) of the exact oracle for each instance of the [I, K] table, after
   checking that Gamma(nu) > 0: the best arm can be told apart in the simulation's
@@ -561,6 +575,12 @@ def raw_key(key) -> jax.Array:
 def concrete(x) -> bool:
   """True when no leaf of x is traced (x can be checked now)."""
   return not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(x))
+
+
+def tracing() -> bool:
+  """True inside a JAX trace that stages every operation out (the caller's
+  `jax.jit`), where no value computed here can be read back."""
+  return isinstance(jnp.zeros(()) + 0, jax.core.Tracer)
 
 
 def refuse_traced(function: str, instead: str, **values) -> None:

@@ -18,12 +18,13 @@ def finish(xp, raw: dict, table, n_trials: int, eps_good: float = 0.0) -> dict:
   """Per-trial outputs (flat, [I * n_trials, ...]) from the raw records: the cap
   (tau = 0: no crossing) becomes tau = steps and answer = -1, and `correct` and
   `hit_cap` are added. `xp` is numpy or jax.numpy; `table` is the [I, K] means;
-  with eps_good > 0 an answer is correct when it is eps-good."""
+  with eps_good > 0 (a number, or a runtime value: EB-TC_eps's eps under
+  `jbai.rollout`'s params) an answer is correct when it is eps-good."""
   hit_cap = raw["tau"] == 0
   out = dict(raw, hit_cap=hit_cap,
              tau=xp.where(hit_cap, raw["steps"][:, None], raw["tau"]),
              answer=xp.where(hit_cap, -1, raw["answer"]))
-  if eps_good > 0:
+  if not (isinstance(eps_good, (int, float)) and eps_good == 0):
     out["correct"] = is_eps_good(xp, xp.repeat(table, n_trials, axis=0), out["answer"],
                                  eps_good)
     return out

@@ -14,7 +14,6 @@ from typing import Any, NamedTuple, Optional
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.experimental import checkify
 
 from jbai import stops
 from jbai.stops import eps_good as eps_lib
@@ -67,13 +66,11 @@ def from_records(flat: dict, lead: tuple, scalar_delta: bool, scores: bool) -> R
 
 
 @functools.lru_cache(maxsize=64)
-def _program(family, rule, threshold, num_arms, n_deltas, total, n_lanes, scores, unroll,
-             checks=False):
+def _program(family, rule, threshold, num_arms, n_deltas, total, n_lanes, scores, unroll):
   """The jitted whole simulation of `total` trials: the chunk of `build_chunk` run
   until every trial is written, its slots scattered into per-trial outputs; once
   every trial has started and few lanes still run, the pool moves to the next of
-  `pool_sizes` (as `simulate`'s tail does). With `checks`, the checks of the
-  rule's select are functionalised (`jbai.checks`): it returns (error, out)."""
+  `pool_sizes` (as `simulate`'s tail does)."""
   sizes = pool_lib.pool_sizes(n_lanes)
   chunks = [pool_lib.build_chunk(family, rule, threshold, num_arms, n_deltas, size,
                                  CORE_CHUNK, scores, unroll) for size in sizes]
@@ -104,7 +101,7 @@ def _program(family, rule, threshold, num_arms, n_deltas, total, n_lanes, scores
       carry = jax.lax.while_loop(cond, body, carry)
     return carry[1]
 
-  return jax.jit(checkify.checkify(run) if checks else run)
+  return jax.jit(run)
 
 
 def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
@@ -140,7 +137,8 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
     params: the rule's runtime parameters, {name: value} (e.g. {"beta": b} for a
       top-two rule, {"eps": e} for TCB): they replace the values the rule was
       built with, and may be traced (vmap, grad).
-    lanes: size of the pool (static; default `default_lanes(I * n_trials)`).
+    lanes: size of the pool (static; default `default_lanes(I * n_trials)`; at
+      least two: `jbai.core.pool.width`).
     scores: record final sufficient statistics and scores (see `Rollout`).
     unroll: steps per iteration of the pool's loop (static; a divisor or a
       multiple of `pool.REFILL_EVERY`; default `pool.default_unroll()`). Results
@@ -171,6 +169,7 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
   rule = eps_lib.rule_for_eps(rule, eps_good)
   threshold = eps_lib.with_eps(inputs.as_rule(rule), threshold, eps_good)
   family, rule, threshold = inputs.resolve(family, rule, threshold)
+  inputs.check_eps_slack(family, threshold)
   dtype = jnp.zeros(()).dtype
   if inputs.concrete(means):
     check_means(family, means, dtype)
@@ -207,18 +206,28 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
   pool_lib.check_unroll(unroll)
   if checks:
     _check_traced(family, table, delta, params, dtype)
-    if not inputs.builtin_rule(rule):
-      rule = rule._replace(select=checks_lib.checked_select(rule.select, num_arms, rule.name))
-  run = _program(family, rule.program(), threshold, num_arms, n_deltas, total,
-                 int(lanes or pool_lib.default_lanes(total)), bool(scores), unroll,
-                 bool(checks))
+  run = _program(family, rule.program(), stops.program_of(threshold), num_arms, n_deltas, total,
+                 pool_lib.width(lanes or pool_lib.default_lanes(total)), bool(scores), unroll)
   out = run(config)
-  if checks:
-    error, out = out
-    checkify.check_error(error)
-  flat = records.finish(jnp, out, table, n_trials, eps_lib.eps_of(threshold))
+  if checks and not inputs.builtin_rule(rule):
+    checks_lib.run_checked(functools.partial(checks_lib.check_arms, rule.name),
+                           out["counts"], out["steps"])
+  flat = records.finish(jnp, out, table, n_trials, _eps_good(family, threshold, params, dtype))
   lead = (n_inst, n_trials) if means.ndim == 2 else (n_trials,)
   return from_records(flat, lead, np.ndim(delta) == 0, scores)
+
+
+def _eps_good(family, threshold, params, dtype):
+  """The slack an eps-good answer is judged with: the stop's eps, or, for a stop
+  that reads it from the rule's state (EB-TC_eps), the run's `eps_good` param
+  (below Theta's width where concrete; possibly traced)."""
+  eps = eps_lib.eps_of(threshold)
+  if eps_lib.RULE_EPS in (params or {}) and "eps" in getattr(threshold, "runtime", ()):
+    eps = params[eps_lib.RULE_EPS]
+    if inputs.concrete(eps):
+      inputs.check_eps(family, float(eps))
+    eps = jnp.asarray(eps, dtype)
+  return eps
 
 
 def _check_traced(family, table, delta, params, dtype) -> None:

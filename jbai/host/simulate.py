@@ -113,6 +113,7 @@ def _check(key, family, rule, threshold, means, delta, n_trials, max_steps, lane
   table = means_np.reshape(-1, means_np.shape[-1])
   inputs.check_total("jbai.simulate", table.shape[0] * n_trials,
                      inputs.trial_bytes(table.shape[1], len(levels.values), bool(scores)))
+  inputs.check_eps_slack(family, threshold)
   inputs.check_separable(family, table)
   inputs.check_rule_arms(family, rule, table)
   return family, rule, threshold, means_np, levels
@@ -248,7 +249,8 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
       2^31 - 2, or 2^53 with JAX's x64 mode (64-bit counts). None: the rule's
       default (`jbai.core.inputs.default_max_steps`: 10^6, or a block rule's
       own without scores); the run's cap is in `stats["max_steps"]`.
-    lanes: lanes per device (default: see `jbai.core.pool.default_lanes`).
+    lanes: lanes per device (default: see `jbai.core.pool.default_lanes`; at least
+      two: `jbai.core.pool.width`).
     chunk: steps per compiled chunk between host callbacks.
     progress: optional callback(done_trials, total_trials, lane_steps).
     on_chunk: optional callback(records) after each chunk, with the records of
@@ -304,12 +306,13 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
   n_all = n_inst * n_trials
   devices = tuple(devices or jax.local_devices())
   pending = n_all - (0 if done is None else len(np.unique(np.asarray(done["index"]))))
-  n_lanes = int(lanes or pool_lib.default_lanes(max(pending, 1), len(devices),
-                                                devices[0].platform))
+  n_lanes = pool_lib.width(lanes or pool_lib.default_lanes(max(pending, 1), len(devices),
+                                                            devices[0].platform))
   memory_maps.relieve()  # before this run's programs: see there
 
   def program(n_lanes):
-    return programs.chunk_program(family, rule.program(), threshold, num_arms, len(deltas),
+    return programs.chunk_program(family, rule.program(), stops.program_of(threshold),
+                                  num_arms, len(deltas),
                                   n_lanes, int(chunk), devices, bool(scores))
 
   dtype = jnp.result_type(float)

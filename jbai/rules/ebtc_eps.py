@@ -46,6 +46,7 @@ from typing import NamedTuple, Union
 
 import jax
 import jax.numpy as jnp
+from jax.typing import ArrayLike
 
 from jbai.builders import cached
 from jbai.families.base import Family
@@ -60,6 +61,7 @@ IDS = "ids"
 
 
 class EbtcEpsState(NamedTuple):
+  eps_good: jax.Array          # [] float, the slack eps > 0 (its own stop reads it too)
   beta: jax.Array              # [] float, the fixed proportion beta (0, unread, with IDS)
   rounds: jax.Array            # [K, K] int32, T_n(i, j): steps with leader i, challenger j
   challenger_pulls: jax.Array  # [K, K] int32, N^i_{n,j}: those of them that pulled j
@@ -67,7 +69,7 @@ class EbtcEpsState(NamedTuple):
 
 
 def tc_eps_costs(family: Family, arm_stats: ArmStats, lead: jax.Array,
-                 eps: float) -> Transport:
+                 eps: ArrayLike) -> Transport:
   """[K] W^eps_n(lead, j) with counts and sample means (+inf at the leader), and
   [K] the minimisers x*, the leader's mean in each closest alternative."""
   counts, mean = arm_stats.counts, arm_stats.mean
@@ -99,15 +101,15 @@ def ids_beta(family: Family, arm_stats: ArmStats, lead: jax.Array, chal: jax.Arr
 
 
 def ebtc_eps_step(key: jax.Array, family: Family, arm_stats: ArmStats,
-                  state: EbtcEpsState, *, eps: float, ids: bool):
+                  state: EbtcEpsState, *, ids: bool):
   """One step of EB-TC_eps: the arm to pull and the trackers after it.
 
   Args:
     key: the step's key.
     family: the reward family.
     arm_stats: statistics of the rewards so far.
-    state: the trackers (and the fixed beta).
-    eps: the slack eps > 0 of the TC_eps challenger.
+    state: the trackers, the slack eps > 0 of the TC_eps challenger and the
+      fixed beta.
     ids: beta by information-directed selection, else the state's fixed beta.
 
   Returns:
@@ -117,7 +119,7 @@ def ebtc_eps_step(key: jax.Array, family: Family, arm_stats: ArmStats,
   k_lead, k_chal = jax.random.split(key)
   counts = arm_stats.counts
   lead = eb_leader(k_lead, family, arm_stats)
-  costs = tc_eps_costs(family, arm_stats, lead, eps)
+  costs = tc_eps_costs(family, arm_stats, lead, state.eps_good)
   chal = argmax_random(k_chal, -costs.value)
   arms = jnp.arange(counts.shape[-1])
   pair = (arms[:, None] == lead) & (arms[None, :] == chal)  # [K, K] one-hot
@@ -143,11 +145,11 @@ def ebtc_eps_step(key: jax.Array, family: Family, arm_stats: ArmStats,
 
 
 @cached
-def _select(eps: float, ids: bool):
-  """The `select` of EB-TC_eps for one eps and beta mode (every fixed beta shares it)."""
+def _select(ids: bool):
+  """The `select` of EB-TC_eps for one beta mode (every eps and fixed beta share it)."""
 
   def select(key, family, arm_stats, state):
-    return ebtc_eps_step(key, family, arm_stats, state, eps=eps, ids=ids)
+    return ebtc_eps_step(key, family, arm_stats, state, ids=ids)
 
   return select
 
@@ -157,7 +159,8 @@ def ebtc_eps(eps_good: float = 0.1, beta: Union[float, str] = 0.5) -> Rule:
 
   Args:
     eps_good: the slack eps > 0 of the challenger and of the stop: the answer is
-      eps-good, mu_answer >= max mu - eps.
+      eps-good, mu_answer >= max mu - eps (a runtime value, as beta is: every
+      eps shares one compiled program, and `jbai.rollout`'s params vmap over it).
     beta: the leader's proportion, in (0, 1) (a runtime value: every beta shares
       one compiled program), or "ids" for information-directed selection.
 
@@ -184,12 +187,13 @@ def ebtc_eps(eps_good: float = 0.1, beta: Union[float, str] = 0.5) -> Rule:
 
   def init(num_arms):
     zeros = jnp.zeros((num_arms, num_arms), jnp.int32)
-    return EbtcEpsState(beta=hyper(0.0 if ids else beta), rounds=zeros,
+    return EbtcEpsState(eps_good=hyper(eps), beta=hyper(0.0 if ids else beta), rounds=zeros,
                         challenger_pulls=zeros, beta_sum=hyper(jnp.zeros_like(zeros)))
 
-  return Rule("ebtc-eps", init, _select(eps, ids),
+  return Rule("ebtc-eps", init, _select(ids),
               (("eps_good", eps), ("beta", IDS if ids else beta)),
-              runtime=() if ids else ("beta",), stop=eps_gllr(eps, "gk16"))
+              runtime=("eps_good",) if ids else ("eps_good", "beta"),
+              stop=eps_gllr(eps, "gk16", from_rule=True))
 
 
 def ebtc_eps_ids(eps_good: float = 0.1) -> Rule:

@@ -16,7 +16,8 @@ Example:
   confidence(index=kl, rate=kl-lucb)
 """
 
-from jbai.stops.base import DELTA_FIELD, Stop, check, own_stop, refusal, takes_delta, with_delta
+from jbai.stops.base import (DELTA_FIELD, Stop, check, own_stop, program_of, refusal, takes_delta,
+                             with_delta)
 from jbai.stops.bounds import RATES, rate, rule_bounds, subgaussian_variance
 from jbai.stops.confidence import confidence
 from jbai.stops.elimination import elimination
@@ -52,6 +53,6 @@ def get(name: str, rule=None):
 
 
 __all__ = ["DELTA_FIELD", "RATES", "STOPS", "Stop", "check", "confidence",
-           "elimination", "eps_gllr", "eps_of", "get", "lil", "own_stop", "rate",
-           "refusal", "rule_bounds",
+           "elimination", "eps_gllr", "eps_of", "get", "lil", "own_stop", "program_of",
+           "rate", "refusal", "rule_bounds",
            "subgaussian_variance", "takes_delta", "with_delta"]

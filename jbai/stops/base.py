@@ -37,7 +37,9 @@ class Stop(NamedTuple):
   """A stopping rule: `init` once per simulation, `test` at every step.
 
   `rules`: the rule names it serves (None: any rule that keeps sampling every
-  arm); `refusal` names one of them in its suggestion.
+  arm); `refusal` names one of them in its suggestion. `runtime`: the params
+  that `test` reads from the rule's state, not from its closure (the eps of
+  EB-TC_eps's own stop): runtime values, left out of `program()`.
   """
 
   name: str
@@ -45,9 +47,15 @@ class Stop(NamedTuple):
   test: Callable[..., tuple]
   params: tuple = ()
   rules: Optional[tuple] = None
+  runtime: tuple = ()
 
   def __repr__(self):
     return f"{self.name}({', '.join(f'{k}={v}' for k, v in self.params)})"
+
+  def program(self) -> "Stop":
+    """The stop without its runtime params: equal for stops that compile alike."""
+    return self._replace(params=tuple((k, v) for k, v in self.params
+                                      if k not in self.runtime))
 
   def __hash__(self):
     return hash((self.name, self.params))
@@ -86,6 +94,12 @@ def with_delta(rule_name: str, rule_state, log_inv) -> Any:
         "time (the same key gives common random numbers across levels)")
   old = getattr(rule_state, DELTA_FIELD)
   return rule_state._replace(**{DELTA_FIELD: log_inv[0].astype(old.dtype)})
+
+
+def program_of(threshold):
+  """The identity under which a GLLR threshold or a stop compiles: a stop without
+  its runtime params (`Stop.program`), a threshold itself."""
+  return threshold.program() if isinstance(threshold, Stop) else threshold
 
 
 def own_stop(rule) -> Optional[Stop]:

@@ -194,11 +194,12 @@ def eps_cost(family: Family, n_a, m_a, n_b, m_b, eps, method: str = "auto"):
   return eps_transport(family, n_a, m_a, n_b, m_b, eps, method).value
 
 
-def statistic(family: Family, arm_stats, eps: float):
-  """(top, challenger, Lambda^eps_t) from the lane's statistics; eps = 0 gives the
-  GLLR of the engine (`jbai.core.lane.stopping_statistic`)."""
+def statistic(family: Family, arm_stats, eps):
+  """(top, challenger, Lambda^eps_t) from the lane's statistics; eps = 0 (a number)
+  gives the GLLR of the engine (`jbai.core.lane.stopping_statistic`), and eps may
+  be a runtime value."""
   top = jnp.argmax(arm_stats.mean).astype(jnp.int32)
-  if eps == 0:
+  if isinstance(eps, (int, float)) and eps == 0:
     costs = pair_costs(family, arm_stats.counts, arm_stats.mle, top)
   else:
     counts, mle = arm_stats.counts, arm_stats.mle
@@ -210,22 +211,29 @@ def statistic(family: Family, arm_stats, eps: float):
   return top, ch, costs[ch]
 
 
+RULE_EPS = "eps_good"  # the rule-state field a stop with a runtime eps reads
+
+
 @cached
-def _test_fn(eps: float, threshold):
+def _test_fn(eps: Optional[float], threshold):
+  """The test with a fixed eps, or (eps None) with the eps of the rule's state."""
   def test(params, family, arm_stats, rule_state):
-    del rule_state
-    top, ch, glr = statistic(family, arm_stats, eps)
+    slack = getattr(rule_state, RULE_EPS) if eps is None else eps
+    top, ch, glr = statistic(family, arm_stats, slack)
     beta = threshold.value(params, family, arm_stats, top, ch)
     return top, ch, jnp.broadcast_to(glr, beta.shape), beta
   return test
 
 
-def eps_gllr(eps: float = 0.0, threshold="gk16") -> Stop:
+def eps_gllr(eps: float = 0.0, threshold="gk16", from_rule: bool = False) -> Stop:
   """The GLLR stop for eps-good answers, against a GLLR threshold.
 
   Args:
     eps: additive slack >= 0: the answer is eps-good, mu_answer >= max mu - eps.
     threshold: a `jbai.thresholds.Threshold` or its name.
+    from_rule: read eps from the rule's state (its field `eps_good`, a runtime
+      value, EB-TC_eps's) instead of the closure; `eps` is then the value the
+      rule was built with, a runtime param of the stop (`Stop.program`).
 
   Returns:
     The stop (its `params` carry eps, which `eps_of` reads back).
@@ -246,8 +254,8 @@ def eps_gllr(eps: float = 0.0, threshold="gk16") -> Stop:
     raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
   if isinstance(threshold, str):
     threshold = thresholds_lib.get(threshold)
-  return Stop(NAME, threshold.init, _test_fn(eps, threshold),
-              (("eps", eps), ("threshold", threshold)))
+  return Stop(NAME, threshold.init, _test_fn(None if from_rule else eps, threshold),
+              (("eps", eps), ("threshold", threshold)), runtime=("eps",) if from_rule else ())
 
 
 EPS_STOPS = (NAME, "confidence")  # the stops whose params may carry an eps-good slack
