@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from jbai.host.io import JsonLines, Progress, atomic_write, write_csv, write_json
+from jbai.host.io import JsonLines, Progress, atomic_write, checksum, write_csv, write_json
 
 
 def test_an_interrupted_write_leaves_the_old_file_and_no_temporary(tmp_path):
@@ -72,3 +72,51 @@ def test_a_full_disk_names_the_file_it_could_not_write(tmp_path, monkeypatch):
   log = JsonLines(str(tmp_path / "trials.jsonl"))
   with pytest.raises(OSError, match=r"No space left on device: '.*trials\.jsonl'"):
     log.add({"key": "a", "value": 1})
+
+
+def test_a_marked_store_refuses_a_line_without_its_checksum(tmp_path):
+  """A file this version writes (`mark`) names its format on its first line: a
+  record whose checksum was deleted (and its value edited) is damaged, in every
+  mode, and the mark stays out of the records."""
+  from jbai.host.io import FORMAT, FORMAT_VERSION, SUM, DamagedLine
+  path = str(tmp_path / "runs.jsonl")
+  store = JsonLines(path, mark=True)
+  for name in "abc":
+    store.add({"key": name, "tau": 5})
+  lines = open(path).read().splitlines()
+  assert json.loads(lines[0])[FORMAT] == FORMAT_VERSION and FORMAT not in lines[1]
+  assert JsonLines(path).get("a") == {"key": "a", "tau": 5}  # read without `mark` too
+  row = json.loads(lines[1])
+  del row[SUM]
+  row["tau"] = 50
+  open(path, "w").write("\n".join([lines[0], json.dumps(row), lines[2]]) + "\n")
+  skipped = JsonLines(path, mark=True)
+  assert set(skipped.records) == {"a", "c"} and skipped.marked
+  assert "line 2: has no checksum, in a store whose every record" in str(skipped.damaged[0])
+  with pytest.raises(DamagedLine, match="line 2: has no checksum.*; do this"):
+    JsonLines(path, on_damage="raise", hint="; do this")
+  cut = JsonLines(path, on_damage="truncate")
+  assert set(cut.records) == {"a"} and open(path).read().count("\n") == 1
+  first = json.loads(lines[0])  # a mark from a newer version: refused
+  first[FORMAT] = FORMAT_VERSION + 1
+  first[SUM] = checksum(first)
+  open(path, "w").write(json.dumps(first) + "\n")
+  with pytest.raises(DamagedLine, match=f"line 1: marks a store of format {FORMAT_VERSION + 1}"):
+    JsonLines(path, on_damage="raise")
+
+
+def test_an_unmarked_store_of_an_earlier_version_reads_as_before(tmp_path):
+  """No mark on its first line: records without a checksum are read, and records
+  appended to it leave it unmarked; an emptied file is marked anew."""
+  path = str(tmp_path / "runs.jsonl")
+  open(path, "w").write('{"key": "old", "tau": 1}\n')
+  store = JsonLines(path, mark=True)
+  assert store.get("old") == {"key": "old", "tau": 1} and not store.marked
+  store.add({"key": "new", "tau": 2})
+  open(path, "a").write('{"key": "older", "tau": 3}\n')
+  again = JsonLines(path, mark=True)
+  assert set(again.records) == {"old", "new", "older"} and not again.damaged
+  assert "jbai_store" not in open(path).read()
+  open(path, "w").close()
+  JsonLines(path, mark=True).add({"key": "a"})
+  assert JsonLines(path, mark=True).marked

@@ -17,9 +17,11 @@ and --eps and runs every combination on the same instance with the same key
 (common random numbers), one trajectory per trial for all the deltas, one
 compiled program for all the values of a runtime parameter (beta, eps). With
 --out, finished trials are appended to `<out>.partial.jsonl` as they come, each
-line with a checksum: Ctrl-C prints the summary of the finished trials, and the
-same command resumes; a damaged line is refused naming the file and the line,
-and --repair drops it and the lines after it and runs their trials again. The
+line with a checksum (the first also marks the file's format): Ctrl-C prints the
+summary of the finished trials and exits with 130 (a second Ctrl-C, while it
+shuts down, as quietly), and the same command resumes; a damaged line is refused
+naming the file and the line, and --repair drops it and the lines after it and
+runs their trials again. The
 summary and the arrays have distinct names (OUT and OUT's stem + .npz; for an
 OUT ending in .npz, the summary goes to OUT's stem + .json).
 
@@ -39,12 +41,12 @@ import sys
 from jbai.cli.args import (DEFAULT_RUN, Parser, UsageError, add_device_args,
                            add_family_args, add_output_args, add_rule_args, add_run_args, count,
                            delta_list, join_negative_values, name_list, number,
-                           number_list)
+                           number_list, path_name)
 from jbai.cli.grad import add_grad_args, cmd_grad, grad_records
 from jbai.cli.oracle import cmd_oracle
 from jbai.cli.plan import (Plan, Run, check_combinations, family_from_args, plan_command,
                            plan_runs, rule_refusal)
-from jbai.cli.run import EXIT_INTERRUPTED, cmd_run
+from jbai.cli.run import EXIT_INTERRUPTED, cmd_run, quiet_after_first_interrupt
 from jbai.cli.trials import TrialLog
 
 
@@ -125,22 +127,24 @@ def build_parser() -> argparse.ArgumentParser:
   p = sub.add_parser("reproduce", help="reproduce the paper's numerical section")
   p.add_argument("--scale", default="smoke", choices=["smoke", "paper"])
   p.add_argument("--only", default=None, help="run only this experiment")
-  p.add_argument("--out", default="results", help="output folder")
+  p.add_argument("--out", type=path_name, default="results", help="output folder")
   add_device_args(p)
   p.set_defaults(func=cmd_reproduce)
 
   from jbai.studies.spec import shipped
   p = sub.add_parser("study", help="run a study from a TOML spec: instance sets, rule "
                      "sweeps, tidy tables and figures (docs/guide/study.md)")
-  p.add_argument("spec", help="the study's TOML file, or the name of a study shipped "
-                 f"with jbai: {', '.join(shipped())}")
-  p.add_argument("--out", required=True, help="output folder (a rerun resumes it)")
+  p.add_argument("spec", type=path_name,
+                 help="the study's TOML file (an existing file is always read as one), or "
+                 f"the name of a study shipped with jbai: {', '.join(shipped())}")
+  p.add_argument("--out", type=path_name, required=True,
+                 help="output folder (a rerun resumes it)")
   p.add_argument("--quiet", action="store_true", help="no progress lines")
   add_device_args(p)
   p.set_defaults(func=cmd_study)
 
   p = sub.add_parser("plot", help="draw a study's figures again from its saved tables")
-  p.add_argument("dir", help="the folder of `jbai study --out`")
+  p.add_argument("dir", type=path_name, help="the folder of `jbai study --out`")
   p.set_defaults(func=cmd_plot)
   parser.set_defaults(commands=tuple(sub.choices))
   return parser
@@ -163,6 +167,16 @@ def use_devices(args) -> None:
     raise ValueError(str(e)) from None
 
 
+# What to change when a command runs out of memory, by command.
+MEMORY_HINTS = {
+    "study": "lower the spec's trials ([study] trials, or an [[instances]] entry's own), "
+             "or split its instances over several studies",
+    "reproduce": "run one item at a time (--only ITEM)",
+    "plot": "draw a study with fewer trials",
+}
+MEMORY_HINT = "run fewer trials per command (--trials)"  # run, grad, oracle
+
+
 def main(argv=None) -> int:
   """Runs the command line; returns the exit code (2: bad input, 130: Ctrl-C).
 
@@ -170,17 +184,31 @@ def main(argv=None) -> int:
   (`jbai.enable_compilation_cache`): a command compiles its programs once per
   machine, not once per process. Then JAX gets one CPU device per usable core
   (`use_devices`): each runs a pool of lanes.
+
+  Args:
+    argv: the arguments; None (the `jbai` script): sys.argv[1:], and the process
+      is the command's own, so that a second Ctrl-C, during the first one's
+      shutdown, also ends it quietly with 130 (`run.quiet_after_first_interrupt`).
   """
+  if argv is None:
+    with quiet_after_first_interrupt():
+      return _main(sys.argv[1:])
+  return _main(list(argv))
+
+
+def _main(argv: list) -> int:
+  """`main` on the arguments `argv`."""
   from jbai.host.caches import enable_compilation_cache
   enable_compilation_cache()
   parser = build_parser()
-  argv = sys.argv[1:] if argv is None else list(argv)
   commands = parser.get_default("commands")
+  command = None
   try:
     if argv and argv[0] not in commands and not argv[0].startswith("-"):
       raise UsageError(f"unknown command {argv[0]!r}; choose from {list(commands)}")
     if not argv or argv[0] not in commands + ("-h", "--help"):
       argv = ["run"] + argv  # `jbai` and `jbai --rule tcb` mean `jbai run ...`
+    command = argv[0]
     args = parser.parse_args(argv)
     if args.command not in ("rules", "plot"):
       use_devices(args)
@@ -198,7 +226,7 @@ def main(argv=None) -> int:
     print(f"jbai: error: {e}", file=sys.stderr)
     return 1
   except MemoryError:
-    print("jbai: error: out of memory; run fewer trials per command (see --trials)",
+    print(f"jbai: error: out of memory; {MEMORY_HINTS.get(command, MEMORY_HINT)}",
           file=sys.stderr)
     return 2
 

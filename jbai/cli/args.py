@@ -135,6 +135,15 @@ def positive_count(text: str) -> int:
   return value
 
 
+def path_name(text: str) -> str:
+  """A file or folder name, as typed; an empty one (an unset shell variable,
+  `--out "$DIR"`) is refused rather than read as the current folder or as no
+  option at all."""
+  if not text.strip():
+    raise argparse.ArgumentTypeError(f"{text!r} is an empty path; give a file or folder name")
+  return text
+
+
 def name_list(text: str) -> list:
   """'tcb,itcb' -> ['tcb', 'itcb'] (repeats dropped)."""
   return list(dict.fromkeys(_entries(text)))
@@ -211,5 +220,5 @@ def add_output_args(p, out_help: str):
   """--json, --out (`out_help` says what it writes), --progress."""
   p.add_argument("--json", action="store_true",
                  help="print JSON: one object for one rule and one delta, else a list")
-  p.add_argument("--out", default=None, help=out_help)
+  p.add_argument("--out", type=path_name, default=None, help=out_help)
   p.add_argument("--progress", action="store_true", help="show progress even when not a tty")

@@ -7,7 +7,9 @@ written; Ctrl-C prints the summary of the finished trials and the same command
 resumes.
 """
 
+import contextlib
 import os
+import signal
 import sys
 from typing import Optional
 
@@ -18,9 +20,65 @@ from jbai.cli.plan import plan_command
 from jbai.cli.trials import TrialLog, max_steps_of, output_paths, run_spec, spec_key
 from jbai.host import io
 
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command that Ctrl-C ended
 
 ARRAYS = ("tau", "answer", "correct", "hit_cap", "counts", "steps")
+
+
+@contextlib.contextmanager
+def quiet_after_first_interrupt():
+  """Ctrl-C in a command-line process whose command runs in the block: the first
+  raises KeyboardInterrupt, as Python's own handler does (the command saves what
+  finished and exits with EXIT_INTERRUPTED); a later one inside the block ends the
+  process at once with EXIT_INTERRUPTED, without a traceback, and one after it,
+  while the process shuts down (JAX's exit handlers), is ignored: the process is
+  ending with EXIT_INTERRUPTED anyway. Nothing is lost: every file is written
+  whole or not at all, and the finished trials are whole lines of their store.
+
+  Installed only over Python's default handler, in the main thread (a process
+  started with Ctrl-C ignored keeps ignoring it); Python's handler is back after
+  a block that no Ctrl-C interrupted.
+  """
+  pressed = []
+
+  def handler(signum, frame):
+    if not pressed:
+      pressed.append(True)
+      raise KeyboardInterrupt
+    for stream in (sys.stdout, sys.stderr):
+      try:
+        stream.flush()
+      except (OSError, RuntimeError, ValueError):  # closed, or flushed re-entrantly
+        pass
+    os._exit(EXIT_INTERRUPTED)
+
+  try:
+    installed = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if installed:
+      signal.signal(signal.SIGINT, handler)
+  except ValueError:  # not the main thread: its signals are not ours to handle
+    installed = False
+  try:
+    yield
+  finally:
+    if installed:  # Python's finalization keeps an ignored SIGINT ignored, not a handler
+      signal.signal(signal.SIGINT, signal.SIG_IGN if pressed else signal.default_int_handler)
+
+
+@contextlib.contextmanager
+def interrupts_held():
+  """Ctrl-C is ignored inside the block, and the handler found restored after it:
+  the summary of the finished trials, written after a first Ctrl-C, is written
+  whole (it takes milliseconds). A no-op outside the main thread."""
+  try:
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+  except ValueError:  # not the main thread
+    yield
+    return
+  try:
+    yield
+  finally:
+    signal.signal(signal.SIGINT, previous)
 
 
 def simulate_runs(args, plan, log: TrialLog) -> tuple:
@@ -123,7 +181,7 @@ def _records(plan, results: list, interrupted: bool, log: TrialLog, n_trials: in
 
 def checked_outputs(args) -> Optional[dict]:
   """The files of --out (`output_paths`), each checked writable before any work."""
-  if not args.out:
+  if args.out is None:
     return None
   paths = output_paths(args.out)
   for path in paths.values():
@@ -187,6 +245,13 @@ def cmd_run(args) -> int:
   # A finished run's files (hand-edited or not) are not read back: say so.
   existing = [paths[k] for k in ("summary", "arrays") if paths and os.path.exists(paths[k])]
   results, interrupted = simulate_runs(args, plan, log)
+  with interrupts_held() if interrupted else contextlib.nullcontext():
+    return _finish(args, plan, paths, log, existing, results, interrupted)
+
+
+def _finish(args, plan, paths, log, existing: list, results: list, interrupted: bool) -> int:
+  """Writes and prints the results of `cmd_run` (those of the finished trials after
+  Ctrl-C); returns its exit code."""
   records, labels = _records(plan, results, interrupted, log, args.trials)
 
   single = len(plan.runs) == 1 and len(plan.deltas) == 1

@@ -89,15 +89,18 @@ class TrialLog:
 
   Lines: {"run": key, "spec": {...}} once per run, then {"run": key, "index":
   [...], "tau": [[...]], "answer": [[...]], "counts": [[...]], "steps": [...]}
-  per chunk (the `on_chunk` records of `jbai.simulate`), each with a checksum
-  (`jbai.host.io.JsonLines`). A line is written whole and flushed, so a kill
-  leaves at most a truncated last line, which loading drops (without fsync: a
-  chunk lost to a crash of the machine is only run again).
+  per chunk (the `on_chunk` records of `jbai.simulate`), each with a checksum,
+  the first also with the file's format mark (`jbai.host.io.JsonLines`). A line
+  is written whole and flushed, so a kill leaves at most a truncated last line,
+  which loading drops (without fsync: a chunk lost to a crash of the machine is
+  only run again).
 
   A damaged line (not JSON, not UTF-8, a record of the wrong shape, an index out
-  of range, a checksum that does not match) is refused with one line naming the
-  file and the line; with `repair`, the file is cut before it and that line's
-  trials and every later line's are run again.
+  of range, a checksum that does not match, or none in a file of the marked
+  format) is refused with one line naming the file and the line; with `repair`,
+  the file is cut before it and that line's trials and every later line's are
+  run again. A file of an earlier version (no mark) resumes as it did: its lines
+  without a checksum are read.
 
   Args:
     path: the file, or None to keep the trials in memory only.
@@ -118,8 +121,9 @@ class TrialLog:
     self.chunks = {key: [] for key in specs}
     self.store = JsonLines(
         path, key="run", fsync=False, check=self._take,
-        # Lines of earlier versions have no checksum: still read, so that they resume.
-        on_damage="truncate" if repair else "raise", require_sum=False,
+        # A file this version writes is marked: a line of it without a checksum is
+        # refused. An unmarked file, of an earlier version, resumes as it did.
+        on_damage="truncate" if repair else "raise", mark=True,
         hint=f"; rerun with --repair to drop it and the lines after it (their trials run "
         f"again), or delete {path}")
     self.dropped = self.store.damaged

@@ -102,6 +102,10 @@ def checksum(record: dict) -> str:
 
 
 SUM = "sum"  # the field of a record that holds its checksum
+# The field of a store's first record that marks its format, and the format this
+# version writes: 2, every record with a checksum. Stores of earlier versions have
+# no mark (1: checksums where written, 0: none) and are read as they were written.
+FORMAT, FORMAT_VERSION = "jbai_store", 2
 
 
 class DamagedLine(ValueError):
@@ -131,8 +135,13 @@ class JsonLines:
     "truncate"  the file is cut before the first damaged line, and that line
                 and every later one are dropped (their work is recomputed).
 
-  Lines written before checksums existed (no "sum" field) are read as before
-  unless `require_sum`.
+  With `mark`, the first record of a new file carries the store's format
+  (`FORMAT`: `FORMAT_VERSION`), so that a line without a checksum in a marked
+  file is damaged (its checksum was deleted along with some edit): the file
+  was written by this version, which writes every record with one. A file
+  without the mark, written by an earlier version, is read as it was written:
+  its lines without a checksum (from before checksums existed) are read unless
+  `require_sum`, and records appended to it stay unmarked.
 
   Args:
     path: the file, or None to keep the records in memory only.
@@ -144,13 +153,15 @@ class JsonLines:
       it raises refuses the file (a `DamagedLine` it raises, whose file and line
       are filled in here, is handled as `on_damage` says).
     on_damage: "skip", "raise" or "truncate" (see above).
-    require_sum: a line without a checksum is damaged.
+    require_sum: a line without a checksum is damaged (in any file).
     hint: appended to the message of a damaged line with "raise" (what to do).
+    mark: mark the format of a file this store creates (see above).
 
   Attributes:
     records: {name: last record of that name}.
     loaded: the number of records read from the file.
     damaged: [DamagedLine] of the lines skipped or dropped.
+    marked: the file carries the format mark (read or written).
 
   Example:
     >>> store = JsonLines("/tmp/runs.jsonl")
@@ -161,17 +172,19 @@ class JsonLines:
 
   def __init__(self, path: Optional[str], key: str = "key", fsync: bool = True,
                check: Optional[Callable[[dict], None]] = None, on_damage: str = "skip",
-               require_sum: bool = False, hint: str = ""):
+               require_sum: bool = False, hint: str = "", mark: bool = False):
     if on_damage not in ("skip", "raise", "truncate"):
       raise ValueError(f"on_damage must be 'skip', 'raise' or 'truncate', got {on_damage!r}")
     self.path, self.key, self.fsync = path, key, fsync
     self.on_damage, self.require_sum, self.hint = on_damage, require_sum, hint
+    self.mark, self.marked = mark, False
     self.records, self.loaded, self.damaged = {}, 0, []
     if path and os.path.exists(path):
       self._load(check)
 
-  def _parse(self, number: int, raw: bytes) -> dict:
-    """The record of one line, or DamagedLine naming it."""
+  def _parse(self, number: int, raw: bytes, first: bool = False) -> dict:
+    """The record of one line (the file's first, with `first`), or DamagedLine
+    naming it."""
     try:
       text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -186,13 +199,24 @@ class JsonLines:
                         f"is not a record (a JSON {type(record).__name__}, not an object)")
     if self.key not in record or not isinstance(record[self.key], str):
       raise DamagedLine(self.path, number, f"has no {self.key!r} name")
+    if first and FORMAT in record:
+      self.marked = True  # even on a damaged line: the file is of a marked format
     if SUM in record:
       if record[SUM] != checksum(record):
         raise DamagedLine(self.path, number, "its checksum does not match: the line was "
                           "altered after it was written")
+    elif self.marked:
+      raise DamagedLine(self.path, number, "has no checksum, in a store whose every record "
+                        "was written with one (its first line marks its format): the line "
+                        "was altered after it was written")
     elif self.require_sum:
       raise DamagedLine(self.path, number, "has no checksum")
     record.pop(SUM, None)
+    version = record.pop(FORMAT, FORMAT_VERSION) if first else FORMAT_VERSION
+    if version != FORMAT_VERSION:
+      raise DamagedLine(self.path, number, f"marks a store of format {version!r}; this "
+                        f"version of jbai reads format {FORMAT_VERSION} and unmarked stores "
+                        "(was it written by a newer one?)")
     return record
 
   def _load(self, check) -> None:
@@ -202,13 +226,14 @@ class JsonLines:
     if end < len(data):
       with open(self.path, "r+b") as f:
         f.truncate(end)
-    offset = 0
+    offset, first = 0, True
     for number, raw in enumerate(data[:end].split(b"\n")[:-1], start=1):
       line_start, offset = offset, offset + len(raw) + 1
       if not raw.strip():
         continue
+      first, is_first = False, first
       try:
-        record = self._parse(number, raw)
+        record = self._parse(number, raw, is_first)
         if check is not None:
           check(record)
       except DamagedLine as e:
@@ -234,13 +259,17 @@ class JsonLines:
   def add(self, record: dict) -> None:
     """Appends one record, with its checksum, as a whole line (flushed, and
     fsynced with `fsync`)."""
-    record = {k: v for k, v in record.items() if k != SUM}
+    record = {k: v for k, v in record.items() if k not in (SUM, FORMAT)}
     self.records[record[self.key]] = record
     if not self.path:
       return
-    line = json.dumps({**record, SUM: checksum(record)}, separators=(",", ":")) + "\n"
     os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-    if os.path.exists(self.path) and os.path.getsize(self.path) > 0:
+    new = not os.path.exists(self.path) or os.path.getsize(self.path) == 0
+    if new and self.mark:  # the file's first record marks its format
+      record = {FORMAT: FORMAT_VERSION, **record}
+      self.marked = True
+    line = json.dumps({**record, SUM: checksum(record)}, separators=(",", ":")) + "\n"
+    if not new:
       with open(self.path, "rb") as f:
         f.seek(-1, os.SEEK_END)
         if f.read(1) != b"\n":
@@ -309,6 +338,8 @@ def check_folder(path: str, option: str = "--out") -> str:
     ValueError: one line naming the path and why (a file, not a folder; not
       writable).
   """
+  if not path or not str(path).strip():
+    raise ValueError(f"{option} is empty; give a folder")
   full = os.path.abspath(path)
   if os.path.exists(full) and not os.path.isdir(full):
     raise ValueError(f"{option} {path} is a file; give a folder")

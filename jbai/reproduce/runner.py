@@ -6,8 +6,9 @@ output folder as one complete line, flushed and fsynced as soon as its job
 finishes (`jbai.host.io.JsonLines`, each with a checksum), so an interrupted run
 loses at most the job in flight and a rerun skips every job already recorded. A
 partial last line (a crash while writing) is dropped when the store is read; a
-damaged line (not UTF-8, not JSON, altered: its checksum does not match) is
-skipped and listed in `damaged`, and its job runs again.
+damaged line (not UTF-8, not JSON, altered: its checksum does not match, or it
+has none in a store whose first line marks the current format) is skipped and
+listed in `damaged`, and its job runs again.
 
 The runner knows no job kind: it is given a table {kind: executor}, where
 `executor(job, progress)` returns the job's result (see jobs.py).
@@ -76,10 +77,11 @@ class Runner:
   def __init__(self, out: str, executors: dict, progress: bool = True, stream=None,
                checkpoints: bool = False):
     self.out, self.executors = out, dict(executors)
-    self.store = io.JsonLines(os.path.join(out, STORE_NAME), on_damage="skip")
+    self.store = io.JsonLines(os.path.join(out, STORE_NAME), on_damage="skip", mark=True)
     self.partial = (io.JsonLines(os.path.join(out, PARTIAL_NAME), fsync=False,
-                                 on_damage="skip") if checkpoints else None)
+                                 on_damage="skip", mark=True) if checkpoints else None)
     self.damaged = self.store.damaged  # [io.DamagedLine] skipped: their jobs run again
+    self.damaged_trials = [] if self.partial is None else self.partial.damaged  # run again
     self.show, self.stream = progress, stream
     self.computed, self.skipped, self.failed = 0, 0, []
 

@@ -51,7 +51,8 @@ def run(spec_or_path, out: str, progress: bool = True, stream=None,
   """Runs a study into the folder `out` (resuming what is stored there).
 
   Args:
-    spec_or_path: a TOML file's path, TOML text, or a spec dict.
+    spec_or_path: a spec dict, or a string as `spec.load` reads it: an existing
+      file's path (always), TOML text (holding a newline) or a shipped study's name.
     out: output folder; created if missing.
     progress: show progress on stderr (a bar on a terminal, one line per job).
     stream: where progress goes (default stderr).
@@ -74,6 +75,8 @@ def run(spec_or_path, out: str, progress: bool = True, stream=None,
   os.makedirs(out, exist_ok=True)
   t0 = time.perf_counter()
   runner = Runner(out, EXECUTORS, progress, stream, checkpoints=True)
+  for damage in runner.damaged + runner.damaged_trials:
+    print(f"jbai study: skipped {damage} (its work runs again)", file=stream or sys.stderr)
   plan = tables.plan(resolved)
   jobs = [job for *_, job in plan]
   records = runner.ensure(jobs, runner.progress(jobs))
@@ -98,20 +101,26 @@ def run(spec_or_path, out: str, progress: bool = True, stream=None,
 
 
 def read_table(path: str):
-  """A CSV table as a pandas DataFrame when pandas is importable, else a dict
-  {column: list} (numbers parsed, text kept)."""
+  """A table of a study (cells.csv, trials.csv) as a pandas DataFrame when pandas
+  is importable, else a dict {column: list}; each known column with the type it
+  was written with (`tables.COLUMN_TYPES`: names text, counts int, the rest
+  float, "nan" a float NaN), any other column as pandas (or `_number`) reads it."""
+  from jbai.studies.tables import COLUMN_TYPES
   try:
     import pandas
   except ImportError:
     pandas = None
   if pandas is not None:
-    return pandas.read_csv(path, keep_default_na=False)
+    floats = [c for c, kind in COLUMN_TYPES.items() if kind is float]
+    return pandas.read_csv(path, keep_default_na=False, na_values={c: ["nan"] for c in floats},
+                           dtype={c: "int64" if kind is int else kind
+                                  for c, kind in COLUMN_TYPES.items()})
   with open(path, newline="", encoding="utf-8") as f:
     rows = list(csv.reader(f))
   columns = {h: [] for h in rows[0]}
   for row in rows[1:]:
     for h, cell in zip(rows[0], row):
-      columns[h].append(_number(cell))
+      columns[h].append(COLUMN_TYPES[h](cell) if h in COLUMN_TYPES else _number(cell))
   return columns
 
 
@@ -129,14 +138,17 @@ def study(spec_or_path, out=None, progress: bool = False):
   threshold, delta) with E[tau], its interval, the error rate, T*(nu) and the ratio.
 
   Args:
-    spec_or_path: a TOML file's path, TOML text, or a dict of the same shape.
+    spec_or_path: a dict, or a string as `jbai.studies.spec.load` reads it: an
+      existing file's path (always), TOML text (holding a newline) or a shipped
+      study's name.
     out: a folder for the tables, study.json, the figures and the store (a rerun
       resumes); None: a temporary folder, removed afterwards.
     progress: show progress on stderr.
 
   Returns:
     The cells as a pandas DataFrame when pandas is importable, else a dict of
-    columns (`jbai.studies.tables.CELL_COLUMNS`).
+    columns (`jbai.studies.tables.CELL_COLUMNS`), each of the type it was
+    written with (`read_table`).
 
   Example:
     >>> import jbai
@@ -162,11 +174,14 @@ def cmd_study(args) -> int:
 
 
 def cmd_plot(args) -> int:
-  """`jbai plot DIR`: the figures again, from the saved tables."""
+  """`jbai plot DIR`: the figures again, from the saved tables (checked as they
+  are read: a missing or damaged table is one line naming the file, exit 2)."""
+  import importlib.util
   from jbai.studies import figures
-  if not os.path.isfile(os.path.join(args.dir, CELLS_NAME)):
-    raise ValueError(f"{args.dir} holds no {CELLS_NAME}: run `jbai study SPEC --out "
-                     f"{args.dir}` first")
+  figures.read_tables(args.dir)  # a damaged table first: it says what to mend
+  if importlib.util.find_spec("matplotlib") is None:
+    raise ValueError("jbai plot draws with matplotlib, which is not installed "
+                     "(pip install 'jbai[plot]')")
   files = figures.draw(args.dir)
   print(f"jbai plot: {len(files)} figure(s) in {args.dir}/", file=sys.stdout)
   return 0

@@ -9,22 +9,123 @@
 
 A figure is a function of cells.csv and trials.csv alone (never of a live run),
 so that `jbai plot DIR` redraws it; figures with nothing to show are skipped.
+The tables are checked once as they are read (`read_rows`): a file that is
+missing, empty, not CSV, without a column the figures read, or with a value of
+the wrong type or range, is refused with one line naming the file, the line, the
+column and the value.
 """
 
 import csv
+import io
 import math
 import os
 
 import numpy as np
 
 from jbai.reproduce import plots
+from jbai.studies.tables import COLUMN_TYPES
 
 MAX_PANELS = 16  # panels per figure: the first instances in spec order
 
+# The columns the figures read, each with the values it may hold: (test, what).
+_TEXT = (lambda v: v != "", "a non-empty name")
+_LEVEL = (lambda v: 0 < v < 1, "a level delta in (0, 1)")
+_POSITIVE = (lambda v: 0 < v < math.inf, "a finite number > 0")
+_RATE = (lambda v: 0 <= v <= 1, "a rate in [0, 1]")
+_BOUND = (lambda v: not math.isinf(v), "a finite number (or nan, for one trial)")
+_TRIALS = (lambda v: v >= 1, "a whole number >= 1")
+CELL_CHECKS = {
+    "instance": _TEXT, "source": _TEXT, "group": _TEXT, "family": _TEXT, "rule": _TEXT,
+    "params": (lambda v: True, "text"), "threshold": _TEXT,
+    "K": (lambda v: v >= 2, "a whole number >= 2"), "delta": _LEVEL, "trials": _TRIALS,
+    "mean_tau": _POSITIVE, "tau_ci_low": _BOUND, "tau_ci_high": _BOUND, "error_rate": _RATE,
+    "error_ci_low": _RATE, "error_ci_high": _RATE, "t_star": _POSITIVE, "ratio": _POSITIVE}
+TRIAL_CHECKS = {"instance": _TEXT, "rule": _TEXT, "params": CELL_CHECKS["params"],
+                "threshold": _TEXT, "delta": _LEVEL, "tau": _TRIALS}
 
-def _read(path: str) -> list:
-  with open(path, newline="", encoding="utf-8") as f:
-    return list(csv.DictReader(f))
+
+def _show(text: str, limit: int = 60) -> str:
+  return repr(text if len(text) <= limit else text[:limit - 3] + "...")
+
+
+def _value(path: str, line: int, column: str, cell: str, check: tuple):
+  """`cell` read as its column's type (`tables.COLUMN_TYPES`), checked."""
+  kind = COLUMN_TYPES[column]
+  test, what = check
+  try:
+    value = kind(cell) if kind is not int else int(cell.strip())
+  except ValueError:
+    value = None
+  if value is None or not test(value):  # NaN fails every test but _BOUND's
+    raise ValueError(f"{path} line {line}, column {column!r}: {_show(cell)} is not {what}")
+  return value
+
+
+def read_rows(path: str, checks: dict, what: str) -> list:
+  """The rows of one table ({column: text}), each column of `checks` present and
+  each of its values of its type and range.
+
+  Args:
+    path: cells.csv or trials.csv of a study's folder.
+    checks: {column: (test, description)} of the columns the figures read.
+    what: a row in words ("cell", "trial"), for the message of a table without one.
+
+  Raises:
+    ValueError: one line naming the file, and the line, column and value at fault.
+  """
+  try:
+    with open(path, "rb") as f:
+      data = f.read()
+  except OSError as e:
+    raise ValueError(f"cannot read {path} ({e.strerror or e})") from None
+  try:
+    text = data.decode("utf-8")
+  except UnicodeDecodeError as e:
+    raise ValueError(f"{path} is not UTF-8 text (byte {e.start + 1}): not a table of "
+                     "`jbai study`") from None
+  reader = csv.reader(io.StringIO(text, newline=""))
+  try:
+    header = next(reader, None)
+    if not header:
+      raise ValueError(f"{path} is empty: no header, no {what}")
+    for column in checks:
+      if column not in header:
+        raise ValueError(f"{path} has no column {column!r}, which the figures read (its "
+                         f"header: {_show(','.join(header))})")
+    rows = []
+    for row in reader:
+      if not any(cell.strip() for cell in row):
+        continue
+      if len(row) != len(header):
+        raise ValueError(f"{path} line {reader.line_num}: {len(row)} fields, the header "
+                         f"has {len(header)}")
+      named = dict(zip(header, row))
+      for column, check in checks.items():
+        _value(path, reader.line_num, column, named[column], check)
+      rows.append(named)
+  except csv.Error as e:
+    raise ValueError(f"{path} line {reader.line_num}: not CSV ({e})") from None
+  if not rows:
+    raise ValueError(f"{path} holds no {what} (only its header): nothing to draw")
+  return rows
+
+
+def read_tables(folder: str) -> tuple:
+  """(cells, trials): the rows of the two tables of the study saved in `folder`,
+  checked (`read_rows`).
+
+  Raises:
+    ValueError: one line naming the file at fault (a missing one: run the study).
+  """
+  out = []
+  for name, checks, what in (("cells.csv", CELL_CHECKS, "cell"),
+                             ("trials.csv", TRIAL_CHECKS, "trial")):
+    path = os.path.join(folder, name)
+    if not os.path.isfile(path):
+      raise ValueError(f"{folder} holds no {name}: run `jbai study SPEC --out {folder}` "
+                       "first")
+    out.append(read_rows(path, checks, what))
+  return tuple(out)
 
 
 def _label(row: dict, show_threshold: bool) -> str:
@@ -45,12 +146,15 @@ def _bars(y, lo, hi) -> list:
 
 def draw(folder: str) -> list:
   """Draws every figure of the study saved in `folder`; returns the files written
-  (none without matplotlib)."""
+  (none without matplotlib).
+
+  Raises:
+    ValueError: a table that is missing or damaged (`read_tables`), in one line.
+  """
+  cells, trials = read_tables(folder)
   plt = plots.pyplot()
   if plt is None:
     return []
-  cells = _read(os.path.join(folder, "cells.csv"))
-  trials = _read(os.path.join(folder, "trials.csv"))
   show_thr = len({r["threshold"] for r in cells}) > 1
   for r in cells + trials:
     r["label"] = _label(r, show_thr)

@@ -36,6 +36,15 @@ ALPHA = "alpha"  # the alpha-family preset (takes `arms` and `alpha`)
 MAX_REDRAWS = 10_000  # draws per instance before a draw is refused as impossible
 
 
+class DrawError(ValueError):
+  """No valid row in MAX_REDRAWS draws; `cause` names the constraint that refused
+  most of them: "theta" (a mean outside the family's Theta) or "min_gap"."""
+
+  def __init__(self, message: str, cause: str):
+    super().__init__(message)
+    self.cause = cause
+
+
 def alpha_means(arms: int, alpha: float) -> list:
   """[K] means mu_k = 1 - ((k - 1) / (K - 1))^alpha of the alpha-family
   (Jamieson et al. 2014, lil'UCB, Section 5): alpha < 1 puts the arms near the
@@ -66,22 +75,28 @@ def draw_means(count: int, arms: int, seed: int, lo: float, hi: float,
       arm a (> 0 also rules out ties).
 
   Raises:
-    ValueError: when a row needs more than MAX_REDRAWS draws (the constraints
-      leave too little room).
+    DrawError: when a row needs more than MAX_REDRAWS draws (the constraints
+      leave too little room), naming the one that refused most draws.
   """
   rng = np.random.default_rng(seed)
   out = np.empty((count, arms), np.float64)
   for i in range(count):
+    outside = 0  # draws refused for a mean outside [lo, hi] (the others: the gap)
     for _ in range(MAX_REDRAWS):
       row = (rng.uniform(low, high, arms) if sd is None else rng.normal(mean, sd, arms))
       top = np.sort(row)[::-1]
-      if top[0] - top[1] >= min_gap and top[0] > top[1] and lo <= row.min() and \
-          row.max() <= hi:
+      if not (lo <= row.min() and row.max() <= hi):
+        outside += 1
+      elif top[0] - top[1] >= min_gap and top[0] > top[1]:
         out[i] = row
         break
     else:
-      raise ValueError(f"no valid instance in {MAX_REDRAWS} draws: min_gap = {min_gap} is too "
-                       f"large for {arms} arms in this range")
+      if 2 * outside > MAX_REDRAWS:
+        raise DrawError(f"no valid instance in {MAX_REDRAWS} draws: {outside} of them put a "
+                        f"mean outside Theta = [{lo}, {hi}]; draw the means inside it",
+                        "theta")
+      raise DrawError(f"no valid instance in {MAX_REDRAWS} draws: min_gap = {min_gap} is too "
+                      f"large for {arms} arms in this range", "min_gap")
   return out
 
 

@@ -24,7 +24,9 @@ its entry names a threshold. Every value is checked before any work, and a bad
 one raises `SpecError`: one line naming the key and the value.
 
 Studies shipped with jbai live in jbai/studies/shipped/NAME.toml (`shipped`);
-`load("gk16")` reads one by its name when no file of that name exists.
+`load("gk16")` reads one by its name when no file of that name exists. A string
+given to `load` is a file's path when such a file exists, else TOML text when it
+holds a newline, else a shipped study's name (`is_toml_text`).
 """
 
 import inspect
@@ -151,6 +153,10 @@ def _family(where: str, entry: dict, default: Optional[str]):
     if k not in accepted:
       _fail(f"{where}.family_params.{k}", v, f"unknown parameter of the {name} family; "
             f"choose from {list(accepted)}")
+    # Every family parameter is a number (sigma, shape, lo, hi, grid_size, ...);
+    # +-inf passes, for an unbounded Theta, and the family checks the rest.
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or math.isnan(v):
+      _fail(f"{where}.family_params.{k}", v, "must be a number")
   try:
     return name, dict(params), get(name, **params)
   except (TypeError, ValueError) as e:
@@ -186,6 +192,12 @@ def _draw(where: str, draw, family, seed: int) -> np.ndarray:
     _fail(f"{where}.high", draw["high"], f"must be above low = {draw['low']}")
   if gaussian and not got["sd"] > 0:
     _fail(f"{where}.sd", draw["sd"], "must be positive")
+  if uniform:  # uniform means on [low, high]: every one of them must be a mean of the family
+    theta = f"outside Theta = [{family.lo}, {family.hi}] of the {family.name} family"
+    if not family.lo <= got["low"] <= family.hi:
+      _fail(f"{where}.low", draw["low"], f"is {theta}")
+    if not family.lo <= got["high"] <= family.hi:
+      _fail(f"{where}.high", draw["high"], f"is {theta}")
   min_gap = _num(f"{where}.min_gap", draw.get("min_gap", 0.0))
   if min_gap < 0:
     _fail(f"{where}.min_gap", min_gap, "must be >= 0")
@@ -193,8 +205,10 @@ def _draw(where: str, draw, family, seed: int) -> np.ndarray:
   try:
     return inst_lib.draw_means(count, arms, draw_seed, family.lo, family.hi,
                                min_gap=min_gap, **got)
-  except ValueError as e:
-    _fail(f"{where}.min_gap", min_gap, str(e))
+  except inst_lib.DrawError as e:
+    # Named by the constraint that refused most draws: Theta (mean and sd) or min_gap.
+    key = "min_gap" if e.cause == "min_gap" else ("mean" if gaussian else "low")
+    _fail(f"{where}.{key}", draw.get(key, min_gap), str(e))
 
 
 def _instances(entries, study: dict, folder: str) -> list:
@@ -335,14 +349,16 @@ def _settings(entries, study: dict, instances: list) -> list:
         if t == OWN and own is None:
           _fail(f"{where}.threshold", t, f"rule {name!r} has no stop of its own; use "
                 f"{list(THRESHOLDS)}")
-        for inst in families.values():
-          _check_rule(where, rule, t, inst)
+        stop = own if t == OWN else None
         if study["eps_good"] is not None:
           from jbai.stops.eps_good import with_eps
           try:
-            with_eps(rule, None if t == OWN else t, study["eps_good"])
+            stop = with_eps(rule, None if t == OWN else t, study["eps_good"])
           except ValueError as e:
             _fail(f"{where}.threshold", t, str(e).splitlines()[0])
+        for inst in families.values():
+          _check_rule(where, rule, t, inst)
+          _check_slack("study" if study["eps_good"] is not None else where, stop, inst)
         out.append({"rule": name, "params": params, "threshold": t})
   keys = [(s["rule"], repr(sorted(s["params"].items())), s["threshold"]) for s in out]
   for k in keys:
@@ -381,6 +397,18 @@ def _check_rule(where: str, rule, threshold: str, inst: dict) -> None:
           f"{inst['name']!r} ({inst['family']}): {why}")
 
 
+def _check_slack(where: str, stop, inst: dict) -> None:
+  """Refuses an eps-good slack at or beyond the width of an instance family's
+  Theta, as `jbai.simulate` and the eps oracle do (`inputs.check_eps_slack`)."""
+  from jbai.core.inputs import check_eps_slack
+  from jbai.families import get as get_family
+  try:
+    check_eps_slack(get_family(inst["family"], **inst["family_params"]), stop)
+  except ValueError as e:
+    _fail(f"{where}.eps_good", dict(stop.params)["eps"], f"on instance {inst['name']!r}: "
+          f"{str(e).splitlines()[0]}")
+
+
 def resolve(spec: dict, folder: str = ".") -> dict:
   """The checked, resolved study of a spec dict (as read from TOML).
 
@@ -416,9 +444,27 @@ def shipped_spec(name: str) -> dict:
     return tomllib.load(f)
 
 
+def is_toml_text(text: str) -> bool:
+  """Whether `load` reads the string `text` as TOML text rather than a file's path
+  or a shipped study's name: an existing file is always a path (whatever its name
+  holds: '=', spaces, a newline); any other string is TOML text when it holds a
+  newline (a spec's [[instances]] and [[rules]] take two lines at least), and a
+  path or a shipped study's name otherwise.
+
+  Example:
+    >>> is_toml_text("runs/seed=1/spec.toml")
+    False
+  """
+  return "\n" in text and not os.path.isfile(text)
+
+
 def load(spec_or_path) -> dict:
-  """Reads a spec (a TOML file's path, the name of a shipped study, TOML text or
-  a dict) and resolves it.
+  """Reads a spec and resolves it.
+
+  Args:
+    spec_or_path: a dict; or a string (or path-like): an existing file's path,
+      always (`is_toml_text`); else TOML text if it holds a newline; else a
+      shipped study's name (`shipped`) or the path of a file that is missing.
 
   Raises:
     SpecError: for a file that cannot be read or parsed, and every bad value
@@ -428,7 +474,7 @@ def load(spec_or_path) -> dict:
     return resolve(spec_or_path)
   path = os.fspath(spec_or_path)
   text, folder, prefix = path, ".", ""
-  if "\n" not in path and "=" not in path:
+  if not is_toml_text(path):
     prefix = f"{path}: "
     if not os.path.isfile(path) and path in shipped():
       path = os.path.join(SHIPPED, f"{path}.toml")

@@ -34,6 +34,18 @@ CELL_COLUMNS = ["instance", "source", "group", "family", "K", "rule", "params", 
                 "t_star_log", "ratio"]
 TRIAL_COLUMNS = ["instance", "rule", "params", "threshold", "delta", "trial", "tau", "answer",
                  "correct", "at_cap"]
+# The type each column is written with, for reading the tables back: names and
+# settings are text (an instance named "1" stays "1", a rule without parameters
+# has params ""), counts whole numbers, the rest floats (an interval over one
+# trial is NaN, written "nan").
+COLUMN_TYPES = {
+    **{c: str for c in ("instance", "source", "group", "family", "rule", "params",
+                        "threshold")},
+    **{c: int for c in ("K", "trials", "wrong", "at_cap", "trial", "tau", "answer",
+                        "correct")},
+    **{c: float for c in ("delta", "mean_tau", "tau_ci_low", "tau_ci_high", "median_tau",
+                          "error_rate", "error_ci_low", "error_ci_high", "t_star",
+                          "t_star_log", "ratio")}}
 
 
 def params_text(params: dict) -> str:
