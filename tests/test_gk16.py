@@ -9,7 +9,7 @@ import pytest
 
 from jbai import reproduce
 from jbai.reproduce import gk16, specs
-from jbai.studies import spec as spec_lib, tables
+from jbai.studies import plan as plan_lib, spec as spec_lib
 
 TINY = specs.spec("gk16", "smoke")  # KL-Racing and TCB on gk16-1, delta = 0.1
 TINY["study"]["trials"] = 4
@@ -28,7 +28,7 @@ def test_paper_settings_are_the_papers():
     assert labels[rule] == ({"rate": "gk16"}, "own")
   # A GLLR rule runs both levels on one trajectory; an own-stop rule one per level.
   per_rule = {}
-  for _, setting, deltas, job in tables.plan(resolved):
+  for _, setting, deltas, job in plan_lib.plan(resolved):
     per_rule.setdefault(setting["rule"], []).append(deltas)
     own = labels[setting["rule"]][1] == "own"
     assert job["threshold"] == (None if own else "gk16")

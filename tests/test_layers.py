@@ -16,7 +16,8 @@ LAYERS = [
     ("jbai.thresholds", "jbai.oracle", "jbai.rules", "jbai.stops"),
     ("jbai.core",),
     ("jbai.host",),
-    ("jbai.reproduce", "jbai.studies"),
+    ("jbai.studies",),
+    ("jbai.reproduce",),
     ("jbai.cli",),
     ("jbai",),
 ]

@@ -14,7 +14,8 @@ import pytest
 
 from jbai import cli, reproduce
 from jbai.host.io import JsonLines
-from jbai.reproduce import jobs, runner, specs, table1
+from jbai.reproduce import specs, table1
+from jbai.studies import jobs, store as runner
 
 EXPERIMENTS_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "experiments")
 

@@ -15,10 +15,9 @@ import pytest
 
 import jbai
 from jbai import cli
-from jbai.reproduce import EXECUTORS, jobs as jobs_lib
-from jbai.reproduce.runner import Checkpoint
 from jbai.host import io
-from jbai.studies import spec as spec_lib, tables
+from jbai.studies import jobs as jobs_lib, plan as plan_lib, spec as spec_lib, tables
+from jbai.studies.store import Checkpoint
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "docs", "guide", "study.md")
@@ -62,7 +61,7 @@ def test_the_issue_spec_resolves_to_its_size():
   resolved = spec_lib.load(doc_specs()[1])
   assert len(resolved["instances"]) == 201
   assert len(resolved["settings"]) == 7
-  plan = tables.plan(resolved)
+  plan = plan_lib.plan(resolved)
   # 6 rules sample without delta (one job for both levels), lucb1 once per level.
   assert len(plan) == 2 * (6 + 2)
   drawn = np.asarray([i["means"] for i in resolved["instances"][:200]])
@@ -164,7 +163,7 @@ def test_an_interrupted_job_resumes_from_its_checkpoint(tmp_path):
   # The program of the docs' example (8 lanes, two levels): compiled once.
   job = jobs_lib.simulate_job("bernoulli", [[0.5, 0.45, 0.43, 0.4]], "tcb", {}, [0.1, 0.01],
                               16, "gk16", 1_000_000, 0, "float32")
-  whole = EXECUTORS["simulate"](job, io.Progress(enabled=False))
+  whole = jobs_lib.KINDS["simulate"].run(job, io.Progress(enabled=False))
 
   class Stop(io.Progress):
     def update(self, done, total, unit=None):
@@ -175,10 +174,10 @@ def test_an_interrupted_job_resumes_from_its_checkpoint(tmp_path):
 
   store = io.JsonLines(str(tmp_path / "partial.jsonl"), fsync=False)
   with pytest.raises(KeyboardInterrupt):
-    EXECUTORS["simulate"](job, Stop(enabled=False), Checkpoint(store, job))
+    jobs_lib.KINDS["simulate"].run(job, Stop(enabled=False), Checkpoint(store, job))
   kept = Checkpoint(io.JsonLines(str(tmp_path / "partial.jsonl")), job)
   assert 0 < len(kept.done()["index"]) < 16
-  resumed = EXECUTORS["simulate"](job, io.Progress(enabled=False), kept)
+  resumed = jobs_lib.KINDS["simulate"].run(job, io.Progress(enabled=False), kept)
   assert resumed["records"] == whole["records"]
 
 
@@ -263,7 +262,7 @@ def test_gaussian_draws_and_family_params():
       "rules": [{"name": "t3c", "beta": [0.2, 0.4, 0.6]}], "study": {"threshold": ["gk16", "kk"]}})
   assert [i["name"] for i in resolved["instances"]] == ["g-0", "g-1", "g-2", "g-3"]
   assert len(resolved["settings"]) == 6  # 3 betas x 2 thresholds
-  job = tables.plan(resolved)[0][-1]
+  job = plan_lib.plan(resolved)[0][-1]
   assert job["family_params"] == {"sigma": 0.5} and np.shape(job["means"]) == (4, 6)
 
 
@@ -363,7 +362,7 @@ def test_a_shipped_study_loads_by_name_and_the_help_lists_it(tmp_path, capsys):
   resolved = spec_lib.load("gk16")
   assert resolved == spec_lib.resolve(specs.spec("gk16", "paper"))
   assert [i["name"] for i in resolved["instances"]] == ["gk16-1", "gk16-2"]
-  assert len(resolved["settings"]) == 7 and len(tables.plan(resolved)) == 2 * (4 + 3 * 2)
+  assert len(resolved["settings"]) == 7 and len(plan_lib.plan(resolved)) == 2 * (4 + 3 * 2)
   # A file of that name comes first.
   write(tmp_path, "[[instances]]\npreset = \"gk16-mu2\"\n[[rules]]\nname = \"tcb\"\n", "gk16")
   cwd = os.getcwd()

@@ -23,18 +23,19 @@ Results are kept per job in <out>/runs.jsonl as each job ends, so a rerun resume
 and recomputes nothing that is recorded; the reports are rebuilt from the store
 every time. <out>/claims.md gathers the claims tables of the experiments run.
 
-The modules:
+The items run on the study engine (`jbai.studies`: its jobs, its store and
+runner, its tables and matplotlib plumbing); what is here is the paper's own:
 
-  specs.py      the config of every experiment at each scale ("smoke", "paper")
-  jobs.py       `Experiment`, jobs and their keys, the "simulate" and "trace" kinds
-  runner.py     `Runner`: runs the jobs not yet stored, by a table of executors
-  reference.py  the oracle quantities the figures compare with
-  plots.py      matplotlib, optional
+  specs.py       the config of every experiment at each scale ("smoke", "paper";
+                 gk16, ratio and sensitivity are studies shipped with jbai)
+  experiment.py  `Experiment`: an item's jobs and its report
+  reference.py   the oracle quantities the figures compare with
   table1.py, traces.py, sensitivity.py, figure1.py, ratio.py, gradients.py, gk16.py:
-                the experiments, each with its jobs and its report
+                 the experiments, each with its jobs, its report and its claims
+                 (gradients.py adds the kinds of job of the gradient items)
 
-This module gathers the experiments (`EXPERIMENTS`) and the executors of every
-job kind (`EXECUTORS`) and runs them (`run`, `main`).
+This module gathers the experiments (`EXPERIMENTS`) and the kinds of job they run
+(`KINDS`) and runs them (`run`, `main`).
 
 Example:
   $ jbai reproduce --scale smoke --out /tmp/jbai-smoke
@@ -47,10 +48,12 @@ import time
 from typing import Optional
 
 from jbai.host import io
-from jbai.reproduce import figure1, gk16, gradients, jobs, ratio, sensitivity, specs, table1, traces
-from jbai.reproduce.jobs import Experiment, job_key
-from jbai.reproduce.runner import STORE_NAME, Runner
+from jbai.reproduce import figure1, gk16, gradients, ratio, sensitivity, specs, table1, traces
+from jbai.reproduce.experiment import Experiment
 from jbai.reproduce.specs import spec
+from jbai.studies import jobs
+from jbai.studies.jobs import job_key
+from jbai.studies.store import STORE_NAME, Runner
 
 # The experiments, in the order they run and appear in claims.md.
 EXPERIMENTS = {e.name: e for e in [table1.EXPERIMENT, *traces.EXPERIMENTS,
@@ -58,8 +61,8 @@ EXPERIMENTS = {e.name: e for e in [table1.EXPERIMENT, *traces.EXPERIMENTS,
                                    ratio.EXPERIMENT, *gradients.EXPERIMENTS,
                                    gk16.EXPERIMENT]}
 
-# {job kind: executor(job, progress) -> result}: how each kind of job runs.
-EXECUTORS = {**jobs.EXECUTORS, **gradients.EXECUTORS}
+# {job kind: how its jobs run}: the study engine's kinds and the gradient items'.
+KINDS = {**jobs.KINDS, **gradients.KINDS}
 
 CLAIMS_NAME = "claims.md"
 
@@ -96,7 +99,7 @@ def run(names=None, scale: str = "smoke", out: str = "results", progress: bool =
       configs[name] = spec(name, scale)
   io.check_folder(out, "--out")  # a writable folder (or one to create), before any job
   os.makedirs(out, exist_ok=True)
-  runner = Runner(out, EXECUTORS, progress, stream)
+  runner = Runner(out, KINDS, progress, stream)
   for damage in runner.damaged:
     print(f"jbai reproduce: skipped {damage} (its job runs again)",
           file=stream or sys.stderr)
@@ -193,5 +196,5 @@ def main(args) -> int:
   return 1 if summary["failed"] else 0
 
 
-__all__ = ["EXECUTORS", "EXPERIMENTS", "Experiment", "job_key", "main", "run",
+__all__ = ["KINDS", "EXPERIMENTS", "Experiment", "job_key", "main", "run",
            "run_experiment", "script", "spec", "specs", "write_claims_table"]

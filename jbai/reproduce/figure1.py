@@ -7,7 +7,7 @@ instances w_a*(nu) = 1 / (1 + sqrt(K - 1)), 0.2743 for K = 8
 (specs.FIGURE1_INSTANCE). The reference curve is the beta-optimal characteristic
 time T*_beta(nu) log(1/delta), whose minimum is at beta = w_a*(nu).
 
-Its jobs are a study's (`jbai.studies.tables.plan`): the instance, each rule at
+Its jobs are a study's (`jbai.studies.plan`): the instance, each rule at
 every beta of the grid.
 """
 
@@ -17,9 +17,9 @@ import os
 import numpy as np
 
 from jbai.host.io import write_csv
-from jbai.reproduce import plots, reference
-from jbai.reproduce.jobs import Experiment
-from jbai.studies import spec as spec_lib, tables
+from jbai.reproduce import reference
+from jbai.reproduce.experiment import Experiment
+from jbai.studies import plan as plan_lib, plots, spec as spec_lib, tables
 
 
 def study(config: dict) -> dict:
@@ -31,7 +31,7 @@ def study(config: dict) -> dict:
 
 
 def jobs(config: dict) -> list:
-  return [job for *_, job in tables.plan(study(config))]
+  return [job for *_, job in plan_lib.plan(study(config))]
 
 
 def report(config: dict, records: dict, out: str) -> list:

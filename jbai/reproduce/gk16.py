@@ -7,7 +7,7 @@ their Section 6: Bernoulli instances [0.5, 0.45, 0.43, 0.4] and
 log((log t + 1) / delta) for the Chernoff stop and the same rate in the confidence
 bounds of KL-LUCB, KL-Racing and Chernoff-Racing, Track-and-Stop C and D in their
 code's setting. Its config is that spec (`specs.GK16`), its jobs the study's
-(`jbai.studies.tables.plan`): a GLLR-stopped rule samples without delta, so one job
+(`jbai.studies.plan`): a GLLR-stopped rule samples without delta, so one job
 serves both levels; a rule with its own stop samples with delta, one job per level.
 
 The report writes gk16.csv and gk16.md from the study's cells: per (instance, delta,
@@ -19,8 +19,9 @@ summary gives it (the oracle in the simulation's float dtype).
 import os
 
 from jbai.host import io
-from jbai.reproduce.jobs import Experiment, rule_label
-from jbai.studies import spec as spec_lib, tables
+from jbai.reproduce.experiment import Experiment
+from jbai.studies import plan as plan_lib, spec as spec_lib, tables
+from jbai.studies.jobs import rule_label
 
 # The rules as their paper names them.
 LABELS = {"tas-c": "TaS-C", "tas-d": "TaS-D", "kl-lucb": "KL-LUCB", "kl-racing": "KL-Racing",
@@ -34,7 +35,7 @@ COLUMNS = ["instance", "delta", "rule", "setting", "stop", *NUMBERS]
 
 
 def jobs(config: dict) -> list:
-  return [job for *_, job in tables.plan(spec_lib.resolve(config))]
+  return [job for *_, job in plan_lib.plan(spec_lib.resolve(config))]
 
 
 def t_stars(resolved: dict) -> list:

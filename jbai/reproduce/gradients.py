@@ -35,8 +35,10 @@ import numpy as np
 from jbai.host.io import write_csv
 from jbai.host.summary import Z95
 from jbai.oracle.t_star import t_star_gradient
-from jbai.reproduce import plots, reference
-from jbai.reproduce.jobs import Experiment, dtype_name, result_of, rule_label
+from jbai.reproduce import reference
+from jbai.reproduce.experiment import Experiment
+from jbai.studies import plots
+from jbai.studies.jobs import Kind, dtype_name, result_of, rule_label, run_label
 
 Z99 = 2.576  # the standard normal's 99.5% quantile: two-sided 99% intervals
 
@@ -381,4 +383,12 @@ EXPERIMENTS = [
                "search (beyond the paper)", hardest_jobs, hardest_report),
 ]
 
-EXECUTORS = {"gradient": run_gradient_job, "search": run_search_job}
+def _search_label(job: dict) -> str:
+  return (f"{rule_label(job['rule'], job['rule_params'])} instance search, K={job['arms']}, "
+          f"{job['steps']} steps of {job['trials']} trials")
+
+
+# The kinds of job of these items, beside the study engine's (`jbai.studies.jobs`).
+KINDS = {"gradient": Kind(run_gradient_job,
+                          lambda job: run_label(job, f"{job['trials']} trials, scores")),
+         "search": Kind(run_search_job, _search_label)}

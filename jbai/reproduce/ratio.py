@@ -1,7 +1,7 @@
 """Beyond the paper: E[tau] / (T*(nu) log(1/delta)) as delta goes to 0.
 
 The item is the study shipped as jbai/studies/shipped/ratio.toml (`jbai study
-ratio`), its jobs the study's (`jbai.studies.tables.plan`): one trajectory per
+ratio`), its jobs the study's (`jbai.studies.plan`): one trajectory per
 trial records the first crossing of every level of delta, so a run of n trials
 gives the whole curve. Asymptotically optimal rules (TCB, ITCB, Track-and-Stop)
 should approach 1; a top-two rule with a fixed beta approaches T*_beta(nu) /
@@ -12,15 +12,16 @@ import math
 import os
 
 from jbai.host.io import write_csv
-from jbai.reproduce import plots, reference
-from jbai.reproduce.jobs import Experiment, rule_label
-from jbai.studies import spec as spec_lib, tables
+from jbai.reproduce import reference
+from jbai.reproduce.experiment import Experiment
+from jbai.studies import plan as plan_lib, plots, spec as spec_lib, tables
+from jbai.studies.jobs import rule_label
 
 BETA_LEVEL = 0.5  # the beta of the level T*_beta / T* drawn on every panel
 
 
 def jobs(config: dict) -> list:
-  return [job for *_, job in tables.plan(spec_lib.resolve(config))]
+  return [job for *_, job in plan_lib.plan(spec_lib.resolve(config))]
 
 
 def report(config: dict, records: dict, out: str) -> list:

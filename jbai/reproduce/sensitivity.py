@@ -1,7 +1,7 @@
 """Sensitivity to beta (paper Figures 3 and 4): mean stopping time against beta.
 
 The item is the study shipped as jbai/studies/shipped/sensitivity.toml (`jbai
-study sensitivity`), its jobs the study's (`jbai.studies.tables.plan`). The
+study sensitivity`), its jobs the study's (`jbai.studies.plan`). The
 top-two rules (T3C, EB-TC, TS-TCI, EB-TCI) run at each beta of the grid; the rules
 without a beta (TCB, ITCB, FWS, T3C with beta tuned online) are horizontal bands
 (mean and 95% confidence interval). The beta-optimal characteristic time
@@ -14,13 +14,13 @@ import os
 import numpy as np
 
 from jbai.host.io import write_csv
-from jbai.reproduce import plots, reference
-from jbai.reproduce.jobs import Experiment
-from jbai.studies import spec as spec_lib, tables
+from jbai.reproduce import reference
+from jbai.reproduce.experiment import Experiment
+from jbai.studies import plan as plan_lib, plots, spec as spec_lib, tables
 
 
 def jobs(config: dict) -> list:
-  return [job for *_, job in tables.plan(spec_lib.resolve(config))]
+  return [job for *_, job in plan_lib.plan(spec_lib.resolve(config))]
 
 
 def report(config: dict, records: dict, out: str) -> list:

@@ -6,7 +6,7 @@ import numpy as np
 
 from jbai.host.io import write_csv
 from jbai.reproduce import reference
-from jbai.reproduce.jobs import Experiment
+from jbai.reproduce.experiment import Experiment
 
 
 def jobs(config: dict) -> list:

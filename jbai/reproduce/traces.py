@@ -17,8 +17,10 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from jbai.host.io import write_csv
-from jbai.reproduce import plots, reference
-from jbai.reproduce.jobs import Experiment, finished, trace_job
+from jbai.reproduce import reference
+from jbai.reproduce.experiment import Experiment
+from jbai.studies import plots
+from jbai.studies.jobs import finished, trace_job
 
 
 def _plan(config: dict) -> list:

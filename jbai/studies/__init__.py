@@ -1,20 +1,26 @@
 """Studies: instance sets, rule sweeps, tidy tables and the field's figures, from one spec.
 
-`jbai study SPEC.toml --out DIR` (and `jbai.study(spec, out)`) runs a study on
-the engine of `jbai reproduce` (`jbai.reproduce.runner`): its jobs are calls of
-`jbai.simulate`, stored in DIR/runs.jsonl as each ends, with each job's finished
-trials kept as they come (DIR/partial.jsonl), so that Ctrl-C or a kill loses no
-finished trial and the same command resumes to the same files. Then, in DIR:
+`jbai study SPEC.toml --out DIR` (and `jbai.study(spec, out)`) runs a study: its
+jobs are calls of `jbai.simulate`, stored in DIR/runs.jsonl as each ends, with
+each job's finished trials kept as they come (DIR/partial.jsonl), so that Ctrl-C
+or a kill loses no finished trial and the same command resumes to the same
+files. Then, in DIR:
 
   cells.csv    one row per (instance, rule setting, threshold, delta)
   trials.csv   one row per trial
   study.json   the resolved spec, versions, devices, seed and timings
   *.png        the figures (`jbai.studies.figures`; `jbai plot DIR` redraws them)
 
+The engine, one step a module (`jbai reproduce` runs the paper's items on it):
+
   spec.py       the schema: reading, checking and resolving a spec
   instances.py  presets, the alpha-family, random draws, CSV files
-  tables.py     the jobs of a study and its two tables
-  figures.py    the figures, from the saved tables
+  plan.py       the jobs of a resolved study
+  jobs.py       what a job is, its key, and how its kind runs (simulate, trace)
+  store.py      the runner: jobs not yet stored run, each stored as it ends, with
+                the checkpoints of their finished trials
+  tables.py     the two tidy tables, from the stored records
+  figures.py    the figures, from the saved tables (plots.py: matplotlib)
 
 Studies shipped with jbai (jbai/studies/shipped/NAME.toml, `spec.shipped()`) run by
 their name: `jbai study gk16 --out DIR` is Garivier & Kaufmann (2016)'s Table 1,
@@ -67,18 +73,17 @@ def run(spec_or_path, out: str, progress: bool = True, stream=None,
   """
   import jax
   from jbai.host import io
-  from jbai.reproduce import EXECUTORS
-  from jbai.reproduce.runner import Runner
-  from jbai.studies import spec as spec_lib, tables
+  from jbai.studies import plan as plan_lib, spec as spec_lib, tables
+  from jbai.studies.jobs import KINDS
+  from jbai.studies.store import Runner
   resolved = spec_lib.load(spec_or_path)
   io.check_folder(out, "--out")
   os.makedirs(out, exist_ok=True)
   t0 = time.perf_counter()
-  runner = Runner(out, EXECUTORS, progress, stream, checkpoints=True)
+  runner = Runner(out, KINDS, progress, stream, checkpoints=True)
   for damage in runner.damaged + runner.damaged_trials:
     print(f"jbai study: skipped {damage} (its work runs again)", file=stream or sys.stderr)
-  plan = tables.plan(resolved)
-  jobs = [job for *_, job in plan]
+  jobs = [job for *_, job in plan_lib.plan(resolved)]
   records = runner.ensure(jobs, runner.progress(jobs))
   if runner.failed:
     raise ValueError("; ".join(f"{label}: {why}" for label, why in runner.failed))

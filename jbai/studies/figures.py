@@ -22,7 +22,7 @@ import os
 
 import numpy as np
 
-from jbai.reproduce import plots
+from jbai.studies import plots
 from jbai.studies.tables import COLUMN_TYPES
 
 MAX_PANELS = 16  # panels per figure: the first instances in spec order

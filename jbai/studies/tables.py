@@ -1,12 +1,4 @@
-"""A study's jobs and its two tidy tables, from the records of those jobs.
-
-One job (`jbai.reproduce.jobs.simulate_job`) per (instance group, rule
-setting, threshold, delta group): a drawn block of instances runs as one batch
-([I, K] means, one compiled program), a listed instance alone, so that its
-trials are those of `jbai run` with the same seed. Every job of a study has the
-study's seed: the rules see common random numbers on each instance. A rule whose
-sampling depends on delta (`jbai.stops.takes_delta`) has one job per level;
-the others one trajectory per trial for every level.
+"""A study's two tidy tables, from the records of its jobs (`jbai.studies.plan`).
 
 The tables hold only what the trials determine, in spec order, so that a rerun
 (or a resumed run) writes the same bytes:
@@ -23,10 +15,9 @@ from typing import Optional
 
 import numpy as np
 
-from jbai.core.inputs import default_max_steps
 from jbai.host.summary import mean_ci, wilson
-from jbai.reproduce.jobs import result_of, simulate_job
-from jbai.studies.spec import eps_params
+from jbai.studies.jobs import result_of
+from jbai.studies.plan import plan
 
 CELL_COLUMNS = ["instance", "source", "group", "family", "K", "rule", "params", "threshold",
                 "delta", "trials", "mean_tau", "tau_ci_low", "tau_ci_high", "median_tau",
@@ -51,39 +42,6 @@ COLUMN_TYPES = {
 def params_text(params: dict) -> str:
   """'beta=0.3' (';' between several, sorted by name), '' for none."""
   return ";".join(f"{k}={v}" for k, v in sorted(params.items()))
-
-
-def groups(instances: list) -> list:
-  """[[instance index, ...]] of the instances that run as one batch, in order."""
-  out = {}
-  for i, inst in enumerate(instances):
-    out.setdefault(inst["group"], []).append(i)
-  return list(out.values())
-
-
-def plan(resolved: dict) -> list:
-  """[(instance indices, setting, deltas, job)] of a resolved study, in run order."""
-  from jbai import stops
-  from jbai.rules import get
-  study, instances = resolved["study"], resolved["instances"]
-  out = []
-  for members in groups(instances):
-    first = instances[members[0]]
-    means = [instances[i]["means"] for i in members]
-    for setting in resolved["settings"]:
-      rule = get(setting["rule"], **{**eps_params(study), **setting["params"]})
-      own = setting["threshold"] == "own"
-      levels = study["delta"]
-      split = stops.takes_delta(rule.init(len(first["means"])))
-      for deltas in ([[d] for d in levels] if split else [levels]):
-        cap = first.get("max_steps", study["max_steps"]) or default_max_steps(rule)
-        job = simulate_job(first["family"], means, setting["rule"], setting["params"],
-                           deltas, first.get("trials", study["trials"]),
-                           None if own else setting["threshold"], cap,
-                           study["seed"], study["dtype"],
-                           first["family_params"], study.get("eps_good"))
-        out.append((members, setting, deltas, job))
-  return out
 
 
 def t_stars(instances: list, eps_good: Optional[float] = None) -> list:
@@ -114,7 +72,7 @@ def t_stars(instances: list, eps_good: Optional[float] = None) -> list:
 
 def per_delta(res: dict, deltas: list, member: int = 0) -> list:
   """The summary per delta of instance `member` of a job's per-trial records
-  (`jbai.reproduce.jobs.trial_records`), as `jbai reproduce` gives a single
+  (`jbai.studies.jobs.trial_records`), as `jbai reproduce` gives a single
   instance's: [{delta, mean_tau, tau_ci95, std_tau, error_rate, hit_cap}]."""
   rec = {k: np.asarray(v)[member] for k, v in res["records"].items()}  # [n, D]
   out = []

@@ -1,4 +1,4 @@
-"""The runner: jobs not yet recorded are run by their kind's executor and stored.
+"""The store of a study's jobs: jobs not yet recorded are run and stored as they end.
 
 `Runner.ensure(jobs)` runs the jobs whose key is not yet in the store and returns
 the records of all of them. Each record is appended to `runs.jsonl` in the
@@ -10,11 +10,11 @@ damaged line (not UTF-8, not JSON, altered: its checksum does not match, or it
 has none in a store whose first line marks the current format) is skipped and
 listed in `damaged`, and its job runs again.
 
-The runner knows no job kind: it is given a table {kind: executor}, where
-`executor(job, progress)` returns the job's result (see jobs.py).
+The runner knows no job kind: it is given a table {kind: `jbai.studies.jobs.Kind`},
+whose `run(job, progress)` returns the job's result.
 
-With `checkpoints`, an executor also gets a `Checkpoint` (`executor(job,
-progress, checkpoint)`): the trials a job has finished are appended to
+With `checkpoints`, a kind's run also gets a `Checkpoint` (`run(job, progress,
+checkpoint)`): the trials a job has finished are appended to
 `partial.jsonl` as they come, so that a job interrupted part-way resumes from
 its last finished trials rather than from its start (a study's long jobs). The
 file is removed once every job asked for is stored.
@@ -23,12 +23,12 @@ file is removed once every job asked for is stored.
 import hashlib
 import os
 import time
-from typing import Callable, Iterable, Optional
+from typing import Iterable, Optional
 
 import numpy as np
 
 from jbai.host import io
-from jbai.reproduce.jobs import job_key, job_label
+from jbai.studies.jobs import job_key
 
 STORE_NAME = "runs.jsonl"
 PARTIAL_NAME = "partial.jsonl"
@@ -68,15 +68,15 @@ class Runner:
 
   Args:
     out: output folder (the store is out/runs.jsonl).
-    executors: {job kind: executor(job, progress) -> result dict}.
+    kinds: {job kind: `jbai.studies.jobs.Kind`}.
     progress: show the progress bar on stderr.
     stream: where the bar goes (default stderr).
     checkpoints: keep each job's finished trials as they come (see `Checkpoint`).
   """
 
-  def __init__(self, out: str, executors: dict, progress: bool = True, stream=None,
+  def __init__(self, out: str, kinds: dict, progress: bool = True, stream=None,
                checkpoints: bool = False):
-    self.out, self.executors = out, dict(executors)
+    self.out, self.kinds = out, dict(kinds)
     self.store = io.JsonLines(os.path.join(out, STORE_NAME), on_damage="skip", mark=True)
     self.partial = (io.JsonLines(os.path.join(out, PARTIAL_NAME), fsync=False,
                                  on_damage="skip", mark=True) if checkpoints else None)
@@ -102,18 +102,19 @@ class Runner:
   def ensure(self, jobs: list, progress: Optional[io.Progress] = None) -> dict:
     """Runs the missing jobs; returns {job_key: record} for every job present.
 
-    A job whose executor raises ValueError (an unknown rule or family) is
+    A job whose run raises ValueError (an unknown rule or family, or kind) is
     skipped and listed in `failed` with the reason.
     """
     todo = self.pending(jobs)
     if progress is None:
       progress = self.progress(todo)
     for job in todo:
-      progress.begin(job_label(job))
+      label = self.label(job)
+      progress.begin(label)
       try:
         result = self._run(job, progress)
       except ValueError as e:
-        self.failed.append((job_label(job), str(e)))
+        self.failed.append((label, str(e)))
         progress.end(f"skipped: {e}")
         continue
       self.store.add({"key": job_key(job), "job": job, "result": result,
@@ -130,11 +131,17 @@ class Runner:
       self.partial.remove()
     return out
 
+  def label(self, job: dict) -> str:
+    """The job in a few words (its kind's label; the kind alone if unknown)."""
+    kind = self.kinds.get(job["kind"])
+    return job["kind"] if kind is None else kind.label(job)
+
   def _run(self, job: dict, progress: io.Progress) -> dict:
     from jbai.host import memory_maps
-    execute: Optional[Callable] = self.executors.get(job["kind"])
-    if execute is None:
+    kind = self.kinds.get(job["kind"])
+    if kind is None:
       raise ValueError(f"unknown job kind {job['kind']!r}")
+    execute = kind.run
     memory_maps.relieve()  # one process runs every job: see there
     t0, c0 = time.perf_counter(), time.process_time()
     if self.partial is None:

@@ -1,16 +1,15 @@
-"""Experiments and their jobs: what a job is, its key, and how the two common kinds run.
+"""Jobs: what a job is, its key, and the two kinds that studies run.
 
-An `Experiment` is a name, a title, `jobs(config)` (the list of jobs its config
-asks for) and `report(config, records, out)` (files and claims from the records
-of those jobs). A job is a JSON dict with a `kind`; its key is the dict's
-canonical JSON, so that the same job asked for by two experiments runs once. An
-executor runs the jobs of one kind: `executor(job, progress) -> result`, a JSON
-dict of aggregates (means, confidence intervals, quantiles over trials), never
-the per-trial arrays.
+A job is a JSON dict with a `kind`; its key is the dict's canonical JSON, so that
+the same job asked for twice (by two studies, or two items of the paper's
+reproduction) runs once. A `Kind` says how the jobs of one kind run,
+`run(job, progress) -> result`, a JSON dict of aggregates (means, confidence
+intervals, quantiles over trials) or, for a batch of instances, the per-trial
+records, and how one is named in the progress lines, `label(job)`.
 
 Two kinds are defined here: "simulate" (one call of `jbai.simulate`, several
-deltas at once) and "trace" (one call of `jbai.trace`); `EXECUTORS` maps them to
-their executors. The gradient experiments add theirs (see gradients.py).
+deltas at once) and "trace" (one call of `jbai.trace`); `KINDS` maps them. The
+paper's gradient items add theirs (`jbai.reproduce.gradients`).
 """
 
 import json
@@ -20,13 +19,11 @@ from typing import Callable, NamedTuple, Optional
 import numpy as np
 
 
-class Experiment(NamedTuple):
-  """One item of the reproduction: its jobs and its report."""
+class Kind(NamedTuple):
+  """How the jobs of one kind run, and how one is named."""
 
-  name: str
-  title: str
-  jobs: Callable[[dict], list]                 # config -> jobs
-  report: Callable[[dict, dict, str], list]    # (config, records, out) -> claims
+  run: Callable[..., dict]     # (job, progress[, checkpoint]) -> result
+  label: Callable[[dict], str]  # job -> a few words for the progress lines
 
 
 def job_key(job: dict) -> str:
@@ -47,14 +44,11 @@ def rule_label(name: str, params: dict) -> str:
   return f"{name}({', '.join(f'{k}={v}' for k, v in sorted(params.items()))})"
 
 
-def job_label(job: dict) -> str:
-  """A job in a few words, for the progress lines."""
-  if job["kind"] == "search":
-    return (f"{rule_label(job['rule'], job['rule_params'])} instance search, K={job['arms']}, "
-            f"{job['steps']} steps of {job['trials']} trials")
+def run_label(job: dict, what: str) -> str:
+  """A job of a rule on means, in a few words: the rule, the family, the arms
+  (and the instances of a batch, with its level of delta where it has one), then
+  `what` it runs."""
   k = np.shape(job["means"])
-  what = {"simulate": f"{job['trials']} trials", "gradient": f"{job['trials']} trials, scores",
-          "trace": f"trace {job['trials']}x{job.get('horizon')}"}[job["kind"]]
   where = f"K={k[-1]}" if len(k) == 1 else f"{k[0]} instance(s) K={k[-1]}"
   delta = "" if len(job.get("delta", ())) != 1 or len(k) == 1 else f" delta={job['delta'][0]:g}"
   return f"{rule_label(job['rule'], job['rule_params'])} {job['family']} {where}{delta} {what}"
@@ -147,7 +141,7 @@ def run_simulate(job: dict, progress, checkpoint=None) -> dict:
   """Runs a "simulate" job: per delta, the summary of `jbai.simulate`, or for a
   batch of instances ([I, K] means) the per-trial records (`trial_records`).
 
-  `checkpoint` (`jbai.reproduce.runner.Checkpoint`), when given, keeps the
+  `checkpoint` (`jbai.studies.store.Checkpoint`), when given, keeps the
   trials finished so far, so that an interrupted job resumes where it stopped.
   """
   import jax
@@ -212,4 +206,6 @@ def run_trace(job: dict, progress) -> dict:
   return _trace_summary(tr)
 
 
-EXECUTORS = {"simulate": run_simulate, "trace": run_trace}
+KINDS = {"simulate": Kind(run_simulate, lambda job: run_label(job, f"{job['trials']} trials")),
+         "trace": Kind(run_trace, lambda job: run_label(
+             job, f"trace {job['trials']}x{job['horizon']}"))}

@@ -2,7 +2,8 @@
 
 `pyplot()` returns matplotlib.pyplot on the non-interactive Agg backend, or None
 (after printing once why) when matplotlib is not installed; every figure of the
-reproduction is then skipped and the CSV files are still written.
+study and of the paper's reproduction is then skipped and the CSV files are still
+written.
 """
 
 import sys
