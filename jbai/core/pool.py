@@ -31,6 +31,8 @@ REFILL_EVERY = 8  # steps between writing results and refilling finished lanes
 SHRINK = 8        # the tail's pool has 1/SHRINK of the lanes ...
 MIN_LANES = 4     # ... and at least MIN_LANES (`smaller_pool`)
 MIN_WIDTH = 2     # a pool has at least this many lanes (`width`)
+SHRINK_AFTER_CPU = 2**22          # lane-steps per unit of simulate's `shrink` before the
+SHRINK_AFTER_ACCELERATOR = 2**32  # tail moves (`shrink_after`): a few seconds of steps
 UNROLL_CPU = 1          # steps per iteration of the chunk's loop on a CPU ...
 UNROLL_ACCELERATOR = 8  # ... and on an accelerator (`default_unroll`)
 
@@ -224,6 +226,18 @@ def width(n_lanes: int) -> int:
   over several (docs/design/ties.md): a one-lane pool runs as two, one idle, so
   that a trial is the same on any pool."""
   return max(int(n_lanes), MIN_WIDTH)
+
+
+def shrink_after(platform: Optional[str] = None) -> int:
+  """The lane-steps, per unit of `jbai.simulate`'s `shrink`, that a run takes on
+  devices of `platform` (default: JAX's default backend) before its tail may move
+  to a smaller pool, one more compiled program: a few seconds of steps, about a
+  compilation's worth. Counted in steps, not seconds, so that where the tail
+  moves is the same in every run of the same arguments (a trial of a rule whose
+  float32 rounding depends on its pool, docs/design/float32.md, then too)."""
+  if (platform or jax.default_backend()) == "cpu":
+    return SHRINK_AFTER_CPU
+  return SHRINK_AFTER_ACCELERATOR
 
 
 def smaller_pool(n_lanes: int) -> int:

@@ -154,7 +154,7 @@ def _compact(pool, n_lanes: int):
   return jax.tree.map(lambda *xs: np.stack(xs), *per_device)
 
 
-def _run(program, compiled, pool, config, total, out, seen, n_lanes, per_device, shrink,
+def _run(program, compiled, pool, config, total, out, seen, n_lanes, per_device, after,
          progress, on_chunk) -> tuple:
   """Runs chunks until every trial is written; returns (timing, pool sizes used).
 
@@ -162,8 +162,8 @@ def _run(program, compiled, pool, config, total, out, seen, n_lanes, per_device,
 
   The tail: once every trial has started and at most `smaller_pool(n_lanes)`
   lanes still run (n_lanes / SHRINK, at least MIN_LANES), they move to a pool of
-  that size (one more compiled program, so only once the run has lasted `shrink`
-  times its compilation).
+  that size (one more compiled program, so only once the run has taken `after`
+  lane-steps; None: never).
   """
   fn, sharding = compiled
   timing, sizes = _Timing(), [n_lanes]
@@ -190,9 +190,8 @@ def _run(program, compiled, pool, config, total, out, seen, n_lanes, per_device,
     if n_steps == 0:
       raise RuntimeError("simulation made no progress")  # defensive: a bug
     small = pool_lib.smaller_pool(n_lanes)
-    if (shrink is not None and small < n_lanes and
+    if (after is not None and small < n_lanes and timing.lane_steps >= after and
         np.all(next_trial >= per_device) and np.max(np.sum(index >= 0, axis=1)) <= small and
-        timing.wall >= shrink * timing.compile_s and
         all(x.is_fully_addressable for x in jax.tree.leaves(pool))):
       n_lanes = small
       sizes.append(n_lanes)
@@ -200,6 +199,56 @@ def _run(program, compiled, pool, config, total, out, seen, n_lanes, per_device,
       pool = jax.device_put(_compact(jax.device_get(pool), small), sharding)
       first = not programs.has_run(fn)
   return timing, sizes
+
+
+def run_pool(key, family, rule, threshold, table, n_trials: int, max_steps: int, thr_params,
+             rule_state, n_levels: int, lanes, chunk: int, devices, shrink, done, scores,
+             progress, on_chunk) -> tuple:
+  """Runs every trial of a checked run on the chunk program: (the per-trial raw
+  records {name: [I * n_trials, ...]}, the run's stats). `thr_params` and
+  `rule_state` are the run's (`Config`), `n_levels` the stop's levels (the deltas,
+  or a budget run's checkpoints); the other arguments are `simulate`'s."""
+  n_inst, num_arms = table.shape
+  n_all = n_inst * n_trials
+  devices = tuple(devices or jax.local_devices())
+  # The pool of the whole run, resumed or not: a resumed run has the width its
+  # first part had (docs/design/float32.md).
+  n_lanes = pool_lib.width(lanes or pool_lib.default_lanes(n_all, len(devices),
+                                                            devices[0].platform))
+  memory_maps.relieve()  # before this run's programs: see there
+
+  def program(n_lanes):
+    return programs.chunk_program(family, rule.program(), stops.program_of(threshold),
+                                  num_arms, n_levels, n_lanes, int(chunk), devices, bool(scores))
+
+  config = Config(key=inputs.raw_key(key), means=np.asarray(table, jnp.result_type(float)),
+                  n_trials=np.asarray(n_trials, np.int32),
+                  max_steps=np.asarray(max_steps, count_dtype()), thr_params=thr_params,
+                  rule_state=rule_state)
+  pool = programs.idle_pool(family, rule, config, num_arms, n_levels, n_lanes, scores,
+                            len(devices))
+  out = {k: np.zeros((n_all,) + v.shape[2:], v.dtype)
+         for k, v in pool_lib.records(pool.slots).items()}
+  seen = _resume(done, out, n_all, scores)
+  todo = np.flatnonzero(~seen).astype(np.int32)
+  total = len(todo)
+  # Numpy where it can be, sent in one transfer: each op run on the host is a
+  # dispatch, and in a new process a compilation (or a load from the cache).
+  config = jax.device_put(config._replace(todo=None if total == n_all else todo))
+  compiled = program(n_lanes)
+  pool = jax.device_put(pool, compiled[1])
+  per_device = np.array([len(range(d, total, len(devices))) for d in range(len(devices))])
+  after = None if shrink is None else shrink * pool_lib.shrink_after(devices[0].platform)
+  timing, sizes = _run(program, compiled, pool, config, total, out, seen, n_lanes, per_device,
+                       after, progress, on_chunk)
+  stats = {"wall_seconds": timing.wall, "compile_seconds": timing.compile_s,
+           "useful_steps": timing.useful, "timed_useful_steps": timing.timed_useful,
+           "lane_steps": timing.lane_steps,
+           "utilisation": timing.useful / timing.lane_steps if timing.lane_steps else 0.0,
+           "lanes": sizes[0], "pool_sizes": sizes, "devices": len(devices),
+           "resumed_trials": n_all - total, "max_steps": int(max_steps),
+           "rule": repr(rule), "family": repr(family), "threshold": repr(threshold)}
+  return out, stats
 
 
 def _summaries(family, table, levels, flat, n_trials: int, eps: float = 0.0) -> list:
@@ -266,8 +315,10 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
       run, move them to a pool SHRINK times smaller (at least MIN_LANES, down to
       MIN_LANES lanes in the end), so that the last, longest
       trials do not run on a mostly idle pool; on one host, and once the run has
-      lasted `shrink` times its compilation time (the smaller pool is one more
-      compiled program). None: never. Results do not depend on it.
+      taken `shrink` times `jbai.core.pool.shrink_after` lane-steps (about as
+      long as compiling the smaller pool's program takes, counted in steps so
+      that the tail moves at the same place in every run). None: never. Results
+      do not depend on it (but for the rules that docs/design/float32.md names).
     done: records of trials already run with the same arguments (those that
       `on_chunk` handed out, concatenated): they are not run again, and the
       result is that of an uninterrupted run.
@@ -299,55 +350,17 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
   family, rule, threshold, means_np, levels = _check(key, family, rule, threshold, means,
                                                      delta, n_trials, max_steps, lanes, chunk,
                                                      scores)
-  deltas = levels.values
   n_trials = int(n_trials)
   table = means_np.reshape(-1, means_np.shape[-1])
-  n_inst, num_arms = table.shape
-  n_all = n_inst * n_trials
-  devices = tuple(devices or jax.local_devices())
-  pending = n_all - (0 if done is None else len(np.unique(np.asarray(done["index"]))))
-  n_lanes = pool_lib.width(lanes or pool_lib.default_lanes(max(pending, 1), len(devices),
-                                                            devices[0].platform))
-  memory_maps.relieve()  # before this run's programs: see there
-
-  def program(n_lanes):
-    return programs.chunk_program(family, rule.program(), stops.program_of(threshold),
-                                  num_arms, len(deltas),
-                                  n_lanes, int(chunk), devices, bool(scores))
-
   dtype = jnp.result_type(float)
-  config = Config(key=inputs.raw_key(key), means=np.asarray(table, dtype),
-                  n_trials=np.asarray(n_trials, np.int32),
-                  max_steps=np.asarray(max_steps, count_dtype()),
-                  thr_params=inputs.threshold_params(threshold, levels, num_arms, dtype),
-                  rule_state=stops.with_delta(rule.name, rule.init(num_arms),
-                                              levels.log_inv))
-  pool = programs.idle_pool(family, rule, config, num_arms, len(deltas), n_lanes, scores,
-                            len(devices))
-  out = {k: np.zeros((n_all,) + v.shape[2:], v.dtype)
-         for k, v in pool_lib.records(pool.slots).items()}
-  seen = _resume(done, out, n_all, scores)
-  todo = np.flatnonzero(~seen).astype(np.int32)
-  total = len(todo)
-  # Numpy where it can be, sent in one transfer: each op run on the host is a
-  # dispatch, and in a new process a compilation (or a load from the cache).
-  config = jax.device_put(config._replace(todo=None if total == n_all else todo))
-  compiled = program(n_lanes)
-  pool = jax.device_put(pool, compiled[1])
-  per_device = np.array([len(range(d, total, len(devices))) for d in range(len(devices))])
-  timing, sizes = _run(program, compiled, pool, config, total, out, seen, n_lanes, per_device, shrink,
-                       progress, on_chunk)
-
+  out, stats = run_pool(key, family, rule, threshold, table, n_trials, max_steps,
+                        inputs.threshold_params(threshold, levels, table.shape[1], dtype),
+                        stops.with_delta(rule.name, rule.init(table.shape[1]), levels.log_inv),
+                        len(levels.values), lanes, chunk, devices, shrink, done, scores,
+                        progress, on_chunk)
   eps = eps_lib.eps_of(threshold)
   flat = records.finish(np, out, table, n_trials, eps)
-  stats = {"wall_seconds": timing.wall, "compile_seconds": timing.compile_s,
-           "useful_steps": timing.useful, "timed_useful_steps": timing.timed_useful,
-           "lane_steps": timing.lane_steps,
-           "utilisation": timing.useful / timing.lane_steps if timing.lane_steps else 0.0,
-           "lanes": sizes[0], "pool_sizes": sizes, "devices": len(devices),
-           "resumed_trials": n_all - total, "max_steps": int(max_steps),
-           "rule": repr(rule), "family": repr(family), "threshold": repr(threshold)}
-  lead = (n_inst, n_trials) if means_np.ndim == 2 else (n_trials,)
+  lead = (table.shape[0], n_trials) if means_np.ndim == 2 else (n_trials,)
   trials = from_records(flat, lead, np.ndim(delta) == 0, scores)
   summaries = _summaries(family, table, levels, flat, n_trials, eps)
   for s in summaries:  # the error rate counts answers that are not eps-good

@@ -76,7 +76,9 @@ def game_value(s: jax.Array, a: jax.Array, b: jax.Array, c: jax.Array,
   """
   d = jnp.where(active, s * a - c, jnp.inf)
   inv_b = jnp.where(active, 1.0 / jnp.maximum(b, tiny(b)), 0.0)
-  below = (d[None, :] <= d[:, None]) & active[None, :]  # [j, i]: d_i <= d_j
+  # [j, i]: d_i <= d_j, and i = j always (XLA may round the two copies of d that a
+  # comparison of d_j with itself reads differently: docs/design/float32.md).
+  below = ((d[None, :] <= d[:, None]) | jnp.eye(d.shape[-1], dtype=bool)) & active[None, :]
   total = lambda v: jnp.sum(jnp.where(below, v[None, :], 0.0), axis=1)
   total_inv_b = jnp.where(active, total(inv_b), 1.0)
   level = jnp.where(active, (1.0 - s + total(d * inv_b)) / total_inv_b, jnp.inf)
@@ -193,7 +195,9 @@ def fws() -> Rule:
     forced = is_square(t // num_arms) | ~unique_best | ~jnp.all(jnp.isfinite(z))
     z = jnp.where(forced, 1.0 / num_arms, z)
     initial = jnp.min(counts) == 0
-    x = jnp.where(initial, x, x * ((tf - 1) / tf) + z / tf)
+    # x (t - 1) / t + z / t, as a sum of a quotient: no product for XLA to fuse
+    # into a multiply-add in one program and not in another (docs/design/float32.md).
+    x = jnp.where(initial, x, x + (z - x) / tf)
     tracked = argmax_random_ties(k_arm, x / jnp.maximum(counts, 1))
     arm = jnp.where(initial, least_sampled(counts), tracked).astype(jnp.int32)
     return arm, FWSState(x=x)

@@ -1,0 +1,103 @@
+"""Same key, same trial in float32, JAX's default dtype (the suite runs in float64):
+a trial's results do not depend on the pool's width, the chunk, the number of
+devices or the shape of the means (docs/design/ties.md has the table of every rule
+and family; `experiments/float32_invariance.py` prints it)."""
+
+import json
+import os
+import subprocess
+import sys
+
+import jax
+import numpy as np
+import pytest
+
+import jbai
+from jbai.host import caches
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+INSTANCES = {"bernoulli": [0.5, 0.45, 0.43, 0.4], "poisson": [1.0, 0.9, 0.86, 0.8]}
+CAP = 20_000  # trials past it are compared at the cap (always-top's run to 10^6)
+
+
+def outcomes(result) -> np.ndarray:
+  """[trials, 2 D] the stopping times and answers of a result (of one instance,
+  given as [K] or [1, K])."""
+  n = int(np.prod(np.shape(result.counts)[:-1]))
+  return np.concatenate([np.reshape(result.tau, (n, -1)), np.reshape(result.answer, (n, -1))],
+                        axis=1)
+
+
+def differing(a, b) -> int:
+  return int((outcomes(a) != outcomes(b)).any(-1).sum())
+
+
+def test_the_issues_bernoulli_trials_do_not_depend_on_the_pool():
+  """TCB on Bernoulli arms, two levels of delta: the default pool (15 lanes, then
+  its tail on 4), 1, 8 and 64 lanes, a small chunk and the means as [1, K] run the
+  same 60 trials (57 of them differed between 15 and 8 lanes when the KL's terms
+  cancelled in float32)."""
+  means = INSTANCES["bernoulli"]
+  with jax.enable_x64(False):
+    run = lambda m=means, **kw: jbai.simulate(jax.random.key(11), "bernoulli", m, "tcb",
+                                              [0.1, 0.01], 60, threshold="gk16", **kw)
+    base = run()
+    for kw in ({"lanes": 1}, {"lanes": 8}, {"lanes": 64}, {"chunk": 100}):
+      assert differing(run(**kw), base) == 0, kw
+    assert differing(run([means]), base) == 0
+
+
+def _rules():
+  return list(jbai.rules.RULES)
+
+
+@pytest.mark.slow  # every rule on two families, two widths: about 8 minutes
+@pytest.mark.parametrize("family", sorted(INSTANCES))
+@pytest.mark.parametrize("rule", _rules())
+def test_every_rules_trials_are_the_same_on_one_lane_and_on_eight(family, rule):
+  """One lane against eight: XLA compiles a program over one lane without its lane
+  axis, the program that rounds otherwise if anything does (a pool runs at least
+  two lanes: `jbai.core.pool.width`); 8 lanes against 64 and two devices: the
+  sitting of docs/design/ties.md, and below."""
+  with jax.enable_x64(False):
+    run = lambda lanes: jbai.simulate(jax.random.key(5), family, INSTANCES[family], rule, 0.1,
+                                      16, lanes=lanes, max_steps=CAP, shrink=None)
+    assert differing(run(1), run(8)) == 0
+
+
+TWO_DEVICES = """
+import json, sys
+import jax
+import jbai
+jbai.use_cpu_cores(2)
+rules, family, means, cap, cache = json.loads(sys.argv[1])
+jbai.enable_compilation_cache(cache, max_bytes=-1)  # the suite's (conftest.py)
+devices = jax.devices()
+out = {}
+for rule in rules:
+  run = lambda **kw: jbai.simulate(jax.random.key(5), family, means, rule, 0.1, 16,
+                                   max_steps=cap, shrink=None, **kw)
+  one, two, wide = run(lanes=8, devices=devices[:1]), run(lanes=8), run(lanes=64,
+                                                                       devices=devices[:1])
+  out[rule] = [int(((a.tau != one.tau) | (a.answer != one.answer)).sum()) for a in (two, wide)]
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow  # a subprocess with two CPU devices
+@pytest.mark.parametrize("family", sorted(INSTANCES))
+def test_two_devices_and_a_wide_pool_give_the_trials_of_one(family):
+  """The paper's rules and those whose decisions read an iterated oracle or
+  posterior draws, on two devices of 8 lanes each and on 64 lanes of one device,
+  against 8 lanes of one."""
+  rules = ["tcb", "itcb", "tas-c", "tas-d", "t3c", "ttts", "fws", "ebtc-eps"]
+  env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+  for name in ("JAX_NUM_CPU_DEVICES", "XLA_FLAGS", "PJRT_NPROC", "JAX_ENABLE_X64"):
+    env.pop(name, None)
+  cache = os.environ.get(caches.ENV_DIR) or os.path.join(
+      os.path.dirname(caches.default_dir()), "tests")
+  proc = subprocess.run([sys.executable, "-c", TWO_DEVICES,
+                         json.dumps([rules, family, INSTANCES[family], CAP, cache])],
+                        env=env, capture_output=True, text=True, check=True)
+  counts = json.loads(proc.stdout.strip().splitlines()[-1])
+  assert counts == {r: [0, 0] for r in rules}
