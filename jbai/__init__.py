@@ -10,6 +10,7 @@ The flat public API:
   jbai.rollout(key, family, means, rule, delta, n_trials)    (pure: jit, vmap)
   jbai.estimate(key, family, means, rule, delta, n_trials)   (E[tau], P(error), jax.grad)
   jbai.trace(key, family, means, rule, horizon, n_trials)
+  jbai.budget(key, family, means, rule, budget, n_trials)   (to a fixed budget: P(error), simple regret)
   jbai.study(spec_or_path, out=None)   (a study from a TOML spec: its cells as a table)
   jbai.transport_cost, jbai.gamma
   jbai.enable_compilation_cache()
@@ -25,6 +26,7 @@ from jbai.core.estimate import Difference, Estimate, estimate, finite_difference
 from jbai.core.lane import stopping_statistic
 from jbai.core.rollout import Rollout, rollout
 from jbai.families import Family
+from jbai.host.budget import BudgetResult, budget
 from jbai.host.caches import enable_compilation_cache
 from jbai.host.cores import use_cpu_cores
 from jbai.host.simulate import Result, simulate
@@ -37,8 +39,9 @@ from jbai.transport import gamma, golden_section, pair_costs, transport_cost
 
 __version__ = "0.1.0"
 
-__all__ = ["ArmStats", "Difference", "Estimate", "Family", "Result", "Rollout", "Rule",
-           "Threshold", "Trace", "arm_stats", "enable_compilation_cache", "estimate",
+__all__ = ["ArmStats", "BudgetResult", "Difference", "Estimate", "Family", "Result", "Rollout",
+           "Rule", "Threshold", "Trace", "arm_stats", "budget", "enable_compilation_cache",
+           "estimate",
            "families", "finite_difference", "gamma", "golden_section", "oracle",
            "pair_costs", "rollout", "rules", "simulate", "stopping_statistic", "stops", "study",
            "thresholds", "trace", "transport_cost", "use_cpu_cores"]

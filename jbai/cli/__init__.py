@@ -38,7 +38,7 @@ import argparse
 import os
 import sys
 
-from jbai.cli.args import (DEFAULT_RUN, Parser, UsageError, add_device_args,
+from jbai.cli.args import (DEFAULT_RUN, Parser, UsageError, add_budget_args, add_device_args,
                            add_family_args, add_output_args, add_rule_args, add_run_args, count,
                            delta_list, join_negative_values, name_list, number,
                            number_list, path_name)
@@ -54,8 +54,11 @@ def cmd_rules(args) -> int:
   """`jbai rules`: one line per sampling rule."""
   from jbai.rules import RULES, describe
   for name, doc, params in describe():
-    own = getattr(RULES[name](), "stop", None)  # the rule's own stop, else the GLLR
+    rule = RULES[name]()
+    own = getattr(rule, "stop", None)  # the rule's own stop, else the GLLR
     stop = f"  stop: {'gllr' if own is None else own.name}"
+    if rule.budget is not None:
+      stop = "  no stop: runs to a budget (--budget)"
     print(f"{name:<12} {doc}" + (f"  [{params}]" if params else "") + stop)
   return 0
 
@@ -87,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
   sub = parser.add_subparsers(dest="command")
 
   p = sub.add_parser("run", help="simulate BAI algorithms (the main job)")
-  for add in (add_family_args, add_rule_args, add_run_args, add_device_args):
+  for add in (add_family_args, add_rule_args, add_run_args, add_budget_args, add_device_args):
     add(p)
   add_output_args(p, "also write the JSON here, the per-trial arrays next to it as "
                   ".npz (OUT.npz names the arrays, the JSON going to OUT.json), and "

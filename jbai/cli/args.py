@@ -188,13 +188,39 @@ def add_rule_args(p):
   p.add_argument("--projection", choices=("eps", "none"), default=None,
                  help="tas-c's projection of w: eps (the paper's eps-projection, "
                  "default) or none (Garivier & Kaufmann's code)")
+  p.add_argument("--a", type=number_list, default=None,
+                 help="exploration parameter(s) a of ucb-e and ugape-b (one compiled "
+                 "program); rules that take no a ignore it")
+
+
+def count_list(text: str) -> list:
+  """'1000,1e4' -> [1000, 10000]: whole numbers, each at least 1."""
+  out = []
+  for entry in _entries(text):
+    value = count(entry)
+    if value < 1:
+      raise argparse.ArgumentTypeError(f"{entry!r} in {text!r} must be >= 1")
+    out.append(value)
+  return out
+
+
+def add_budget_args(p):
+  """--budget and --checkpoints: a run to fixed budgets (`jbai.cli.budget`)."""
+  p.add_argument("--budget", type=count_list, default=None, metavar="T[,T...]",
+                 help="run to fixed budgets, no stop: the error rate and the simple regret "
+                 "of each rule's recommendation at each budget, common random numbers "
+                 "(rules that sample without delta)")
+  p.add_argument("--checkpoints", type=positive_count, default=None, metavar="N",
+                 help="with --budget: also record N log-spaced times up to each run's "
+                 "budget (the JSON's curves)")
 
 
 def add_run_args(p):
   """--delta, --trials, --seed, --max-steps, --chunk."""
-  p.add_argument("--delta", type=delta_list, default=DEFAULT_RUN["delta"],
-                 help="confidence level(s), e.g. 1e-2,1e-8: one trajectory per trial "
-                 "for all of them; any magnitude (1e-400): the thresholds take log(1/delta)")
+  p.add_argument("--delta", type=delta_list, default=None,
+                 help="confidence level(s), e.g. 1e-2,1e-8 (default 1e-8): one trajectory "
+                 "per trial for all of them; any magnitude (1e-400): the thresholds take "
+                 "log(1/delta)")
   p.add_argument("--trials", type=positive_count, default=DEFAULT_RUN["trials"],
                  help="trials per rule (1e4 accepted); a run whose results would not fit "
                  "in memory is refused (JBAI_MEMORY_LIMIT=64G raises the limit)")

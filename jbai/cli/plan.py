@@ -84,7 +84,8 @@ def plan_command(args) -> Plan:
   from jbai.families import check_means
   family = family_from_args(args)
   check_means(family, args.means)
-  deltas = checked_deltas(args.delta)
+  from jbai.cli.args import DEFAULT_RUN, delta_list
+  deltas = checked_deltas(args.delta or delta_list(DEFAULT_RUN["delta"]))
   if getattr(args, "command", None) == "grad" and not all(isinstance(d, float) for d in deltas):
     small = next(d for d in deltas if not isinstance(d, float))
     raise ValueError(f"jbai grad takes delta >= 2.2e-308 (float64), got {small}")
@@ -120,6 +121,9 @@ def plan_runs(args, family) -> list:
     for b in betas:
       for e in epss:
         rule = make_rule(name, b, e, **rule_options(args))
+        if getattr(args, "a", None):
+          raise ValueError("--a is the exploration parameter of rules run to a budget "
+                           "(ucb-e, ugape-b): give --budget")
         rule_objs.setdefault(repr(rule), (name, rule))
   check_combinations(family, args.rule, thr_names, betas, epss)
   names = [n for n, _ in rule_objs.values()]
@@ -167,7 +171,7 @@ def check_rule_params(args) -> None:
   """Refuses --beta, --eps, --forced or --projection when no rule of --rule takes it (it would be ignored
   silently), naming the rules that do."""
   from jbai.rules import RULES
-  for option in ("beta", "eps", "forced", "projection"):
+  for option in ("beta", "eps", "forced", "projection", "a"):
     if getattr(args, option, None) is None:
       continue
     takes = [r for r in RULES if option in inspect.signature(RULES[r]).parameters]
@@ -176,12 +180,18 @@ def check_rule_params(args) -> None:
                        f"the rules with {option}: {','.join(takes)}")
 
 
-def _refused_rules(family, rule_names, betas, epss) -> dict:
+def _refused_rules(family, rule_names, betas, epss, budget: bool = False) -> dict:
+  """{rule name: why it does not run}: on the family, and (without `budget`) a
+  rule that samples with a fixed budget, which never stops by itself."""
   out = {}
   for name in rule_names:
     for b in betas:
       for e in epss:
-        reason = rule_refusal(family, make_rule(name, b, e))
+        rule = make_rule(name, b, e)
+        reason = rule_refusal(family, rule)
+        if reason is None and rule.budget is not None and not budget:
+          reason = (f"rule {name!r} samples with a fixed budget and does not stop: run it "
+                    "with --budget T")
         if reason:
           out.setdefault(name, reason)
   return out
@@ -198,18 +208,19 @@ def _refused_thresholds(family, threshold_names) -> dict:
 
 
 def check_combinations(family, rule_names, threshold_names, betas=(None,),
-                       epss=(None,)) -> None:
+                       epss=(None,), budget: bool = False) -> None:
   """Raises ValueError when a rule or a threshold does not apply to the family.
 
   The message gives the reasons, then `use --rule ... --threshold ...`: each
   refused name replaced by the first that applies (thresholds: kk, paper, gk16;
   rules: ebtci, ebtc, itcb, tcb, then the others), with the same beta and eps.
   Rules and thresholds are refused independently (a rule by the family, a
-  threshold by the family), so the suggested values run together.
+  threshold by the family), so the suggested values run together. Without
+  `budget` (a run to --budget) a rule that samples with a fixed budget is refused.
   """
   from jbai.rules import RULES
   from jbai.thresholds import PREFERRED
-  bad_rules = _refused_rules(family, rule_names, betas, epss)
+  bad_rules = _refused_rules(family, rule_names, betas, epss, budget)
   bad_thr = _refused_thresholds(family, threshold_names)
   if not bad_rules and not bad_thr:
     return
@@ -217,7 +228,7 @@ def check_combinations(family, rule_names, threshold_names, betas=(None,),
   if bad_rules:
     order = list(PREFERRED_RULES) + [r for r in RULES if r not in PREFERRED_RULES]
     good = [r for r in order if r not in bad_rules and
-            not _refused_rules(family, [r], betas, epss)]
+            not _refused_rules(family, [r], betas, epss, budget)]
     fixes.append("--rule " + _replace(rule_names, bad_rules, good))
   if bad_thr:
     good = [t for t in PREFERRED if t not in bad_thr and

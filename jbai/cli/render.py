@@ -143,6 +143,32 @@ def print_table(records: list, labels: list, means, args):
             "finished")
 
 
+def print_budget(rows: list, family, means, args) -> None:
+  """The table of `jbai run --budget`: one row per (rule, budget), the error rate
+  and the simple regret with their 95% intervals."""
+  print(f"family      {family!r}")
+  print(f"means       {means}")
+  print(f"trials      {args.trials} per rule and budget, seed {args.seed}, the same key for "
+        "every rule (common random numbers); no stop: each trial takes the whole budget")
+  print("answer      each rule's recommendation at the budget (the empirical best arm, or "
+        "the best surviving arm); 95% CIs: Wilson for the error rate, normal for the "
+        "simple regret mu* - mu_answer")
+  print()
+  head = ["rule", "budget", "error rate (95% CI)", "simple regret (95% CI)", "steps/s"]
+  table = []
+  for r in rows:
+    elo, ehi = r["error_ci95"]
+    rlo, rhi = r["regret_ci95"]
+    table.append([r["label"], str(r["budget"]),
+                  f"{r['error_rate']:.4f} ({elo:.4f} .. {ehi:.4f})",
+                  f"{r['simple_regret']:.4g} ({_fmt(rlo, '.4g')} .. {_fmt(rhi, '.4g')})",
+                  _fmt(r["steps_per_second"], ".3g")])
+  widths = [max(len(str(x)) for x in col) for col in zip(head, *table)]
+  for row in [head] + table:
+    print("  ".join(str(x).ljust(w) if i == 0 else str(x).rjust(w)
+                    for i, (x, w) in enumerate(zip(row, widths))).rstrip())
+
+
 def print_interrupted(any_records: bool, later: list, log, args) -> None:
   """The note after Ctrl-C: the summary's bias, the runs not started, and where
   the finished trials are kept (on stderr with --json, else stdout)."""

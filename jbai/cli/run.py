@@ -221,7 +221,12 @@ def with_eps_good(plan, eps_good: Optional[float]):
 
 
 def cmd_run(args) -> int:
-  """`jbai run`: returns 0, or EXIT_INTERRUPTED after Ctrl-C."""
+  """`jbai run`: returns 0, or EXIT_INTERRUPTED after Ctrl-C (with --budget: the runs
+  to a fixed budget of `jbai.cli.budget`)."""
+  from jbai.cli import budget
+  budget.check_options(args)
+  if args.budget is not None:
+    return budget.cmd_budget(args)
   if getattr(args, "repair", False) and not args.out:
     raise ValueError("--repair mends the finished-trial file of --out; give --out "
                      "(nothing to repair without it)")

@@ -72,7 +72,7 @@ def as_rule(rule) -> Rule:
                     f"functions; got {rule!r}")
   return Rule(name=getattr(rule, "name", type(rule).__name__), init=init, select=select,
               score=getattr(rule, "score", None), stop=getattr(rule, "stop", None),
-              pulls=getattr(rule, "pulls", None))
+              pulls=getattr(rule, "pulls", None), recommend=getattr(rule, "recommend", None))
 
 
 USER_RULE_STEPS = 32  # the first steps on which a user's rule's arms are checked
@@ -133,14 +133,23 @@ def rule_refusal(family, rule) -> Optional[str]:
   return None
 
 
-def resolve(family, rule, threshold) -> tuple:
-  """(Family, Rule, Threshold) from objects or names; raises ValueError where the
-  threshold does not apply to the family."""
+def as_family(family) -> Family:
+  """A `Family` from a family or a built-in name."""
   if isinstance(family, str):
     family = families_lib.get(family)
   if not isinstance(family, Family):
     raise TypeError(f"family must be a jbai.families.Family or a name, got {family!r}")
+  return family
+
+
+def resolve(family, rule, threshold) -> tuple:
+  """(Family, Rule, Threshold) from objects or names; raises ValueError where the
+  threshold does not apply to the family."""
+  family = as_family(family)
   rule = as_rule(rule)
+  if rule.budget is not None:
+    raise ValueError(f"rule {rule.name!r} samples with a fixed budget and never stops by "
+                     "itself: run it to a budget with jbai.budget (jbai run --budget T)")
   if threshold is None:  # the rule's own stop (jbai.stops), else the GLLR with gk16
     threshold = stops_lib.own_stop(rule) or "gk16"
   if isinstance(threshold, str):

@@ -43,6 +43,7 @@ from jbai.random import prng
 from jbai.rules import ties
 from jbai.rules.base import Rule
 from jbai.state import ArmStats, count_dtype, empty_stats, observe, observe_block
+from jbai.stops import budget as budget_lib
 from jbai.stops.base import Stop
 from jbai.transport import pair_costs
 
@@ -342,7 +343,8 @@ def step(family: Family, rule: Rule, threshold, config: Config, lane: Lane):
   k_reward = reward_key(lane.key, arm, pulls_of(stats, arm))
   advance = running & ~ends
   scores = lane.scores
-  if rule.pulls is not None and family.sample_block is not None and not scores:
+  if (rule.pulls is not None and family.sample_block is not None and not scores and
+      not budget_lib.is_budget(threshold)):
     # A block of pulls of one arm (jbai.rules.base), at most the steps left.
     n = jnp.clip(rule.pulls(family, stats, rule_state, arm), 1,
                  jnp.maximum(config.max_steps - stats.t, 1)).astype(stats.t.dtype)

@@ -9,6 +9,7 @@ Example:
 import inspect
 
 from jbai.rules.always_top import always_top
+from jbai.rules.anytime_halving import anytime_halving
 from jbai.rules.base import Rule
 from jbai.rules.best_challenger import best_challenger
 from jbai.rules.chernoff_racing import chernoff_racing
@@ -26,7 +27,9 @@ from jbai.rules.lil_ucb import lil_ucb
 from jbai.rules.lucb1 import lucb1
 from jbai.rules.lucb1_eps import lucb1_eps
 from jbai.rules.optimistic_tas import optimistic_tas
+from jbai.rules.sequential_halving import sequential_halving
 from jbai.rules.static import static
+from jbai.rules.successive_rejects import successive_rejects
 from jbai.rules.t3c import t3c
 from jbai.rules.t3c_tuned import t3c_tuned
 from jbai.rules.tas import tas_c, tas_d
@@ -34,7 +37,9 @@ from jbai.rules.tas_eps import tas_c_eps, tas_d_eps
 from jbai.rules.tcb import tcb
 from jbai.rules.tstci import tstci
 from jbai.rules.ttts import ttts
+from jbai.rules.ucb_e import ucb_e
 from jbai.rules.ugape import ugape
+from jbai.rules.ugape_b import ugape_b
 from jbai.rules.uniform import uniform
 
 RULES = {
@@ -67,6 +72,11 @@ RULES = {
     "lucb1-eps": lucb1_eps,
     "tas-c-eps": tas_c_eps,
     "tas-d-eps": tas_d_eps,
+    "successive-rejects": successive_rejects,
+    "sequential-halving": sequential_halving,
+    "ucb-e": ucb_e,
+    "ugape-b": ugape_b,
+    "anytime-halving": anytime_halving,
 }
 
 
@@ -98,4 +108,5 @@ __all__ = ["RULES", "Rule", "always_top", "best_challenger", "describe", "dkm",
            "gradient_ascent", "optimistic_tas", "static", "ebtc", "ebtci", "fws", "get",
            "itcb", "t3c", "t3c_tuned", "tas_c", "tas_d", "tcb", "tstci", "ttts", "uniform",
            "lucb1", "kl_lucb", "ugape", "lil_ucb", "kl_racing", "chernoff_racing", "exp_gap",
-           "ebtc_eps", "ebtc_eps_ids", "lucb1_eps", "tas_c_eps", "tas_d_eps"]
+           "ebtc_eps", "ebtc_eps_ids", "lucb1_eps", "tas_c_eps", "tas_d_eps",
+           "successive_rejects", "sequential_halving", "ucb_e", "ugape_b", "anytime_halving"]

@@ -34,6 +34,15 @@ rule whose choices are deterministic in a parameter (TCB's eps) has no score for
 it: differentiate it by finite differences with common random numbers
 (`jbai.finite_difference`).
 
+Recommendations. A rule answers an arm at every time, which a run to a budget
+records at its checkpoints (`jbai.budget`): `recommend(family, arm_stats,
+rule_state) -> arm`, by default the empirical best arm (`empirical_best`, the
+lowest index among equal sample means). An elimination rule answers the best of
+the arms it keeps (Successive Rejects, Sequential Halving). A rule whose sampling
+depends on the budget T (its phases are T's shares) keeps T in its state's field
+`budget`, which a run to a budget sets (`jbai.stops.budget.with_budget`), and says
+with `budget(K)` the smallest T it runs at; the others are anytime rules.
+
 Blocks of pulls. A rule that pulls the arm it selects many times in a row (an
 elimination phase) may say how many with `pulls(family, arm_stats, rule_state,
 arm) -> int32 >= 1`, read after `select`. Where the family draws a block's
@@ -53,6 +62,7 @@ import jax.numpy as jnp
 
 from jbai.builders import fields_equal
 from jbai.families.base import Family
+from jbai.rules import ties
 from jbai.rules.ties import argmax_random_ties, first_index
 from jbai.state import ArmStats
 
@@ -68,6 +78,10 @@ class Rule(NamedTuple):
   pulls: Optional[Callable[..., jax.Array]] = None  # block size after select, None: 1
   max_steps: Optional[int] = None  # default cap on a trial's rewards where its pulls
   #                                  come in blocks (None: jbai.core.inputs.DEFAULT_MAX_STEPS)
+  recommend: Optional[Callable[..., jax.Array]] = None  # (family, arm_stats, state) -> the
+  #                                  arm it answers now (None: `empirical_best`)
+  budget: Optional[Callable[[int], int]] = None  # a rule that samples with a budget T
+  #                                  (its state's `budget`): K -> the smallest T; None: anytime
 
   def __repr__(self):
     return f"{self.name}({', '.join(f'{k}={v}' for k, v in self.params)})"
@@ -90,11 +104,25 @@ class Rule(NamedTuple):
     # Equal fields, select and score the same objects (jbai.builders); init is
     # left out: it makes the runtime state, data of the program.
     return isinstance(other, Rule) and fields_equal(
-        (self.name, self.select, self.params, self.runtime, self.score, self.pulls),
-        (other.name, other.select, other.params, other.runtime, other.score, other.pulls))
+        (self.name, self.select, self.params, self.runtime, self.score, self.pulls,
+         self.recommend, self.budget),
+        (other.name, other.select, other.params, other.runtime, other.score, other.pulls,
+         other.recommend, other.budget))
 
   def __ne__(self, other):
     return not self == other
+
+
+def empirical_best(family: Family, arm_stats: ArmStats, rule_state) -> jax.Array:
+  """[] int32, the arm a rule answers by default at any time: the empirical best
+  arm, the lowest index among equal sample means (the GLLR stop's answer)."""
+  del family, rule_state
+  return ties.argmax(arm_stats.mean)
+
+
+def recommendation(rule: "Rule"):
+  """The rule's `recommend`, or `empirical_best`."""
+  return rule.recommend or empirical_best
 
 
 def no_state(num_arms: int):

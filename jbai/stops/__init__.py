@@ -19,6 +19,7 @@ Example:
 from jbai.stops.base import (DELTA_FIELD, Stop, check, own_stop, program_of, refusal, takes_delta,
                              with_delta)
 from jbai.stops.bounds import RATES, rate, rule_bounds, subgaussian_variance
+from jbai.stops.budget import budget_stop, is_budget, takes_budget, with_budget
 from jbai.stops.confidence import confidence
 from jbai.stops.elimination import elimination
 from jbai.stops.eps_good import eps_gllr, eps_of
@@ -52,7 +53,8 @@ def get(name: str, rule=None):
                    "--stop confidence")
 
 
-__all__ = ["DELTA_FIELD", "RATES", "STOPS", "Stop", "check", "confidence",
+__all__ = ["DELTA_FIELD", "RATES", "STOPS", "Stop", "budget_stop", "check", "confidence",
            "elimination", "eps_gllr", "eps_of", "get", "lil", "own_stop", "program_of",
            "rate", "refusal", "rule_bounds",
-           "subgaussian_variance", "takes_delta", "with_delta"]
+           "subgaussian_variance", "takes_budget", "takes_delta", "with_budget", "with_delta",
+           "is_budget"]

@@ -1,0 +1,186 @@
+"""`jbai run --budget T[,T...]`: rules run to fixed budgets, side by side.
+
+Every trial takes exactly T rewards and answers the rule's recommendation
+(`jbai.budget`): the table gives, per rule and budget, the error rate with its
+Wilson 95% interval and the simple regret with its 95% interval, the rules on
+common random numbers (one key). An anytime rule runs once, to the largest
+budget, its recommendation recorded at every budget of the list; a rule whose
+sampling depends on the budget (Successive Rejects, Sequential Halving, UGapE-b)
+runs once per budget, on one compiled program. `--checkpoints N` records N
+log-spaced times besides (in the JSON, a curve per run). With --out the finished
+trials are kept as they come (`TrialLog`): Ctrl-C prints the finished runs, and
+the same command resumes.
+"""
+
+import os
+import sys
+from typing import NamedTuple
+
+import numpy as np
+
+from jbai.cli import render
+from jbai.cli.args import DEFAULT_RUN
+from jbai.cli.plan import check_combinations, check_rule_params, family_from_args, make_rule
+from jbai.cli.plan import rule_options
+from jbai.cli.trials import TrialLog, spec_key
+from jbai.host import io
+
+# The options of a stopped run, which a run to a budget has no use for.
+STOP_OPTIONS = {"threshold": "--threshold", "stop": "--stop", "delta": "--delta",
+                "eps_good": "--eps-good", "max_steps": "--max-steps"}
+
+
+class BudgetRun(NamedTuple):
+  """One call of `jbai.budget`: a rule to a budget, with the times it records."""
+
+  label: str
+  rule: object
+  budget: int
+  times: list        # the checkpoints (the budget last)
+  shown: list        # the budgets of --budget this run answers for
+  key: str = ""      # its finished trials in the TrialLog
+
+
+def check_options(args) -> None:
+  """Refuses a stop's options with --budget, and --checkpoints without it."""
+  if args.budget is None:
+    if getattr(args, "checkpoints", None) is not None:
+      raise ValueError("--checkpoints records times of a run to a budget; give --budget")
+    return
+  for name, option in STOP_OPTIONS.items():
+    if getattr(args, name, None) is not None:
+      raise ValueError(f"{option} belongs to a run that stops; a run to --budget "
+                       f"{','.join(map(str, args.budget))} has no stop: drop {option}")
+
+
+def plan_budget(args) -> tuple:
+  """(family, means, [BudgetRun]): the rules of --rule x --beta x --eps x --a, each
+  checked to run to a budget on the family, and the runs that answer every budget."""
+  from jbai.families import check_means
+  from jbai.host.budget import check_budget, check_rule, checkpoint_times
+  family = family_from_args(args)
+  check_means(family, args.means)
+  num_arms = len(args.means)
+  check_rule_params(args)
+  rules = {}
+  for name in args.rule:
+    for b in args.beta or [None]:
+      for e in args.eps or [None]:
+        for a in args.a or [None]:
+          rule = make_rule(name, b, e, a=a, **rule_options(args))
+          rules.setdefault(repr(rule), (name, rule))
+  check_combinations(family, args.rule, [DEFAULT_RUN["threshold"]], args.beta or [None],
+                     args.eps or [None], budget=True)
+  names = [n for n, _ in rules.values()]
+  budgets = sorted(set(args.budget))
+  runs = []
+  for name, rule in rules.values():
+    check_rule(family, rule, num_arms)
+    label = name if names.count(name) == 1 else repr(rule)
+    for t in budgets:
+      check_budget(rule, t, num_arms)
+    groups = [[t] for t in budgets] if rule.budget is not None else [budgets]
+    for shown in groups:
+      horizon = shown[-1]
+      extra = [] if args.checkpoints is None else list(
+          checkpoint_times(horizon, args.checkpoints, num_arms))
+      times = [int(t) for t in checkpoint_times(horizon, sorted(set(shown + extra)), num_arms)]
+      runs.append(BudgetRun(label, rule, horizon, times, shown))
+  return family, [float(m) for m in args.means], runs
+
+
+def run_spec(args, family, means, run: BudgetRun) -> dict:
+  """What identifies a budget run's trials (its name in the TrialLog)."""
+  import jax.numpy as jnp
+  return {"family": repr(family), "means": list(means), "rule": repr(run.rule),
+          "budget": run.budget, "checkpoints": run.times, "trials": args.trials,
+          "seed": args.seed, "dtype": str(jnp.zeros(()).dtype)}
+
+
+def cmd_budget(args) -> int:
+  """`jbai run --budget`: returns 0, or EXIT_INTERRUPTED after Ctrl-C."""
+  import jax
+  from jbai.cli.run import EXIT_INTERRUPTED, checked_outputs
+  from jbai.host.budget import budget
+  paths = checked_outputs(args)
+  family, means, runs = plan_budget(args)
+  specs = {}
+  for i, run in enumerate(runs):
+    spec = run_spec(args, family, means, run)
+    runs[i] = run._replace(key=spec_key(spec))
+    specs[runs[i].key] = spec
+  if paths:
+    os.makedirs(os.path.dirname(os.path.abspath(paths["summary"])), exist_ok=True)
+  log = TrialLog(paths["partial"] if paths else None, specs,
+                 repair=getattr(args, "repair", False))
+  if log.loaded and not args.json:
+    print(f"resuming: {log.loaded} finished trial(s) read from {log.path}", file=sys.stderr)
+  show = args.progress or (not args.json and sys.stderr.isatty())
+  results, interrupted = [], False
+  for i, run in enumerate(runs):
+    tag = run.label if len(runs) == 1 else f"{run.label} T={run.budget} ({i + 1}/{len(runs)})"
+    progress = io.Progress(tag, show, live=True)
+    done = log.done(run.key)
+    try:
+      res = budget(jax.random.key(args.seed), family, means, run.rule, run.budget,
+                   args.trials, checkpoints=run.times, chunk=args.chunk, progress=progress,
+                   on_chunk=log.saver(run.key), **({} if done is None else {"done": done}))
+    except KeyboardInterrupt:
+      progress.close()
+      interrupted = True
+      break
+    results.append((run, res))
+  rows = [row for run, res in results for row in _rows(run, res)]
+  payload = {"budgets": sorted(set(args.budget)), "rows": rows,
+             "curves": [_curve(run, res) for run, res in results], "complete": not interrupted}
+  if paths:
+    io.write_json(paths["summary"], payload)
+    if not interrupted:
+      _save_arrays(paths["arrays"], results)
+      log.remove()
+  if args.json:
+    render.print_json(payload)
+  elif rows:
+    render.print_budget(rows, family, means, args)
+  if interrupted:
+    later = list(dict.fromkeys(run.label for run in runs[len(results) + 1:]))
+    render.print_interrupted(bool(rows), later, log, args)
+    return EXIT_INTERRUPTED
+  return 0
+
+
+def _rows(run: BudgetRun, res) -> list:
+  """The records of the budgets of --budget that a run answers: error and simple
+  regret with their intervals."""
+  out = []
+  for c, t in enumerate(res.checkpoints):
+    if int(t) in run.shown:
+      out.append({"rule": repr(run.rule), "label": run.label, "budget": int(t),
+                  "trials": int(res.recommendation.shape[0]),
+                  "error_rate": float(res.error[c]), "error_ci95": res.error_ci[c].tolist(),
+                  "simple_regret": float(res.regret[c]),
+                  "regret_ci95": res.regret_ci[c].tolist(),
+                  "steps_per_second": _rate(res.stats)})
+  return out
+
+
+def _curve(run: BudgetRun, res) -> dict:
+  """A run's error and simple regret at every checkpoint it recorded."""
+  return {"rule": repr(run.rule), "label": run.label, "budget": run.budget,
+          "t": res.checkpoints.tolist(), "error_rate": res.error.tolist(),
+          "error_ci95": res.error_ci.tolist(), "simple_regret": res.regret.tolist(),
+          "regret_ci95": res.regret_ci.tolist()}
+
+
+def _rate(stats: dict):
+  return stats["timed_useful_steps"] / stats["wall_seconds"] if stats["wall_seconds"] else None
+
+
+def _save_arrays(path: str, results: list) -> None:
+  """Each run's recommendations [trials, C] (int16), checkpoints and final counts."""
+  arrays = {"runs": np.asarray([f"{run.label} T={run.budget}" for run, _ in results])}
+  for i, (_, res) in enumerate(results):
+    arrays[f"recommendation_{i}"] = res.recommendation
+    arrays[f"checkpoints_{i}"] = res.checkpoints
+    arrays[f"counts_{i}"] = res.counts
+  io.atomic_write(path, lambda f: np.savez(f, **arrays), binary=True)

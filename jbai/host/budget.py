@@ -1,0 +1,208 @@
+"""`budget`: runs to a fixed budget, with the recommendation at every checkpoint.
+
+The fixed-budget and anytime view of a rule: every trial runs exactly T rewards,
+and records the arm the rule would answer after t rewards at each checkpoint t
+(`jbai.stops.budget`). From them come the probability of error P(J_t != a*) and
+the simple regret E[mu* - mu_{J_t}] at each checkpoint, per instance. A trial is
+the same as the trial of `jbai.simulate` with the same key, up to where that one
+stops: the same rewards, the same choices.
+"""
+
+from typing import Callable, NamedTuple, Optional
+
+import jax
+import numpy as np
+
+from jbai import stops
+from jbai.core import inputs
+from jbai.host.simulate import run_pool
+from jbai.host.summary import mean_ci, wilson
+from jbai.rules.base import recommendation
+
+DEFAULT_CHECKPOINTS = 20  # log-spaced checkpoints up to the budget, by default
+
+
+class BudgetResult(NamedTuple):
+  """What `budget` returns, numpy arrays with leading axes [I] (dropped for a
+  single instance), then [n_trials] for per-trial arrays, and [C] checkpoints.
+
+  Attributes:
+    checkpoints: [C] int, the times t_c at which the recommendation is recorded
+      (the last is the budget T).
+    recommendation: [..., n, C] int16 (int32 beyond 32,767 arms), the arm the rule
+      answers after t_c rewards.
+    counts: [..., n, K] the pulls of each arm after T rewards.
+    error: [..., C] the fraction of trials whose recommendation is not the best
+      arm, an estimate of P(J_t != a*).
+    error_ci: [..., C, 2] its Wilson 95% interval.
+    regret: [..., C] the mean simple regret mu* - mu_{J_t}.
+    regret_ci: [..., C, 2] its normal 95% interval.
+    means: [..., K] the instances.
+    stats: run statistics (`jbai.simulate`'s).
+  """
+
+  checkpoints: np.ndarray
+  recommendation: np.ndarray
+  counts: np.ndarray
+  error: np.ndarray
+  error_ci: np.ndarray
+  regret: np.ndarray
+  regret_ci: np.ndarray
+  means: np.ndarray
+  stats: dict
+
+  def rows(self) -> list:
+    """One dict per (instance, checkpoint): t, trials, the error and the simple
+    regret with their intervals (the columns of a budget study's cells)."""
+    shape = (-1, len(self.checkpoints))
+    error, error_ci = np.reshape(self.error, shape), np.reshape(self.error_ci, shape + (2,))
+    regret, regret_ci = np.reshape(self.regret, shape), np.reshape(self.regret_ci, shape + (2,))
+    n = self.recommendation.shape[-2]
+    return [{"instance": i, "t": int(t), "trials": n, "error": float(error[i, c]),
+             "error_ci_low": float(error_ci[i, c, 0]), "error_ci_high": float(error_ci[i, c, 1]),
+             "regret": float(regret[i, c]), "regret_ci_low": float(regret_ci[i, c, 0]),
+             "regret_ci_high": float(regret_ci[i, c, 1])}
+            for i in range(error.shape[0]) for c, t in enumerate(self.checkpoints)]
+
+
+def checkpoint_times(budget: int, checkpoints, num_arms: int) -> np.ndarray:
+  """[C] int64, the checkpoints: `checkpoints` log-spaced times from K to the
+  budget (a count), or the given times (a list), sorted, each once, with the
+  budget last.
+
+  Raises:
+    ValueError: for a time below 1 or beyond the budget, or an empty list.
+  """
+  if checkpoints is None or isinstance(checkpoints, (int, np.integer)):
+    count = inputs.check_count("checkpoints", DEFAULT_CHECKPOINTS if checkpoints is None
+                               else checkpoints, 1, 10_000)
+    start = min(num_arms, budget)
+    times = np.geomspace(start, budget, count) if count > 1 else np.array([budget])
+    return np.unique(np.append(np.round(times).astype(np.int64), budget))
+  times = [inputs.check_count("a checkpoint", t, 1, inputs.max_steps_limit())
+           for t in np.atleast_1d(np.asarray(checkpoints, dtype=object))]
+  if not times:
+    raise ValueError("checkpoints must hold at least one time")
+  beyond = [t for t in times if t > budget]
+  if beyond:
+    raise ValueError(f"checkpoint {beyond[0]} is beyond the budget {budget}")
+  return np.unique(np.append(np.asarray(times, np.int64), budget))
+
+
+def check_rule(family, rule, num_arms: int) -> None:
+  """A rule that runs to a budget: one whose sampling needs no delta (a
+  confidence-bound or elimination rule's does), and that applies to the family."""
+  if stops.takes_delta(rule.init(num_arms)):
+    raise ValueError(f"rule {rule.name!r} samples with confidence bounds that depend on "
+                     "delta, and a run to a budget has no delta; run a rule that samples "
+                     "without it (uniform, tcb, successive-rejects, ...) or jbai.simulate")
+  why = inputs.rule_refusal(family, rule)
+  if why is not None:
+    raise ValueError(why)
+
+
+def check_budget(rule, budget, num_arms: int) -> int:
+  """The budget T, a whole number at least K and at least the rule's own minimum
+  (`jbai.rules.Rule.budget`), within the counts (`inputs.max_steps_limit`)."""
+  own = rule.budget(num_arms) if rule.budget is not None else 0
+  value = inputs.check_count("budget", budget, 1, inputs.max_steps_limit())
+  if value < max(num_arms, own):
+    why = (f"the number of arms, K = {num_arms}" if own <= num_arms else
+           f"{own}, the smallest of rule {rule.name!r} on {num_arms} arms")
+    raise ValueError(f"budget must be at least {why}, got {budget!r}")
+  return value
+
+
+def budget(key: jax.Array, family, means, rule, budget: int, n_trials: int,
+           checkpoints=None, lanes: Optional[int] = None, chunk: int = 2048,
+           progress: Optional[Callable] = None, on_chunk: Optional[Callable] = None,
+           devices=None, done: Optional[dict] = None) -> BudgetResult:
+  """Runs n_trials trials of a rule to a fixed budget T, recording its
+  recommendation at checkpoints up to T.
+
+  Every trial takes exactly T rewards: no stopping rule, no delta. At each
+  checkpoint t it records the arm the rule answers (`jbai.rules.Rule.recommend`:
+  the empirical best arm by default, the lowest index among equal means; the best
+  surviving arm for an elimination rule), from which come P(error) and the simple
+  regret at t. A rule whose sampling depends on T (Successive Rejects, Sequential
+  Halving) runs with this T; the others are anytime rules, whose recommendation
+  at each checkpoint is what a run with that budget would answer. A trial's
+  rewards and choices are those of the same trial of `jbai.simulate` with the
+  same key.
+
+  Args:
+    key: PRNG key; the same key gives identical results (and the trials of
+      `simulate` with that key).
+    family: a `Family` (or a built-in name).
+    means: [K] or [I, K] arm means (a unique best arm each).
+    rule: a `Rule` (or a registered name) that samples without delta.
+    budget: the budget T, a whole number at least K (and the rule's own minimum).
+    n_trials: trials per instance.
+    checkpoints: how many log-spaced checkpoints from K to T (default 20), or a
+      list of times in [1, T]; T is always one.
+    lanes, chunk, progress, on_chunk, devices, done: as `jbai.simulate`'s (the
+      records `on_chunk` hands out, and `done` takes back, have the per-checkpoint
+      "answer" for recommendations).
+
+  Returns:
+    A `BudgetResult`.
+
+  Raises:
+    ValueError: naming the bad value: a budget below K or the rule's minimum, a
+      checkpoint beyond the budget, a rule whose sampling needs delta.
+
+  Example:
+    >>> import jax, jbai
+    >>> res = jbai.budget(jax.random.key(0), "bernoulli", [0.5, 0.4, 0.3], "uniform",
+    ...                   budget=300, n_trials=100, checkpoints=[30, 100])
+    >>> res.checkpoints.tolist(), res.error.shape
+    ([30, 100, 300], (3,))
+  """
+  inputs.refuse_traced("jbai.budget", "jbai.rollout", means=means, key=key)
+  inputs.check_key(key)
+  family, rule = inputs.as_family(family), inputs.as_rule(rule)
+  means_np = inputs.check_table(family, means)
+  table = means_np.reshape(-1, means_np.shape[-1])
+  n_inst, num_arms = table.shape
+  check_rule(family, rule, num_arms)
+  horizon = check_budget(rule, budget, num_arms)
+  times = checkpoint_times(horizon, checkpoints, num_arms)
+  n_trials = inputs.check_trials(n_trials)
+  inputs.check_lanes(lanes)
+  inputs.check_count("chunk", chunk, 1)
+  inputs.check_total("jbai.budget", n_inst * n_trials,
+                     inputs.trial_bytes(num_arms, len(times), False))
+  stop = stops.budget_stop(recommendation(rule))
+  state = stops.with_budget(rule.init(num_arms), horizon)
+  out, stats = run_pool(key, family, rule, stop, table, n_trials, horizon,
+                        stop.init(times, num_arms), state, len(times), lanes, chunk, devices,
+                        None, done, False, progress, on_chunk)
+  stats["budget"] = horizon
+  return _result(table, means_np.ndim == 2, n_trials, times, out, stats)
+
+
+def _result(table: np.ndarray, batch: bool, n_trials: int, times: np.ndarray, out: dict,
+            stats: dict) -> BudgetResult:
+  """The result from the raw records (answer [I n, C]: the recommendations)."""
+  n_inst, num_arms = table.shape
+  answer = np.asarray(out["answer"]).reshape(n_inst, n_trials, len(times))
+  rec = answer.astype(np.int16 if num_arms <= np.iinfo(np.int16).max else np.int32)
+  best = np.argmax(table, axis=-1)
+  gaps = table.max(axis=-1, keepdims=True) - table                         # [I, K]
+  regret = np.take_along_axis(gaps[:, None, :], answer.reshape(n_inst, -1)[:, None, :],
+                              axis=-1).reshape(answer.shape)             # [I, n, C]
+  wrong = answer != best[:, None, None]
+  error = wrong.mean(axis=1)
+  error_ci = np.array([[wilson(int(k), n_trials) for k in row] for row in wrong.sum(axis=1)])
+  pairs = [[mean_ci(regret[i, :, c]) for c in range(len(times))] for i in range(n_inst)]
+  regret_mean = np.array([[m for m, _ in row] for row in pairs])
+  half = np.array([[h for _, h in row] for row in pairs])
+  regret_ci = np.stack([regret_mean - half, regret_mean + half], axis=-1)
+  counts = np.asarray(out["counts"]).reshape(n_inst, n_trials, num_arms)
+  lead = (lambda x: x) if batch else (lambda x: x[0])
+  return BudgetResult(checkpoints=times, recommendation=lead(rec), counts=lead(counts),
+                      error=lead(error), error_ci=lead(error_ci), regret=lead(regret_mean),
+                      regret_ci=lead(regret_ci), means=lead(table), stats=stats)
+
+
+__all__ = ["BudgetResult", "budget", "check_budget", "check_rule", "checkpoint_times"]

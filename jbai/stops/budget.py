@@ -1,0 +1,75 @@
+"""Runs to a budget: the stop that records a rule's recommendation at checkpoints.
+
+A run to a budget T (`jbai.budget`) is the same trial as a run that stops
+(`jbai.simulate`), with another end. At every time t the engine's step
+(`jbai.core.lane.step`) asks its stop whether each level has crossed, and records
+the time and the answer at each level's first crossing. Here the levels are the
+checkpoints t_1 < ... < t_C = T: level c crosses when t reaches t_c, and its
+answer is the rule's recommendation then (`jbai.rules.base.recommendation`, the
+empirical best arm by default). A trial so records the arm it would answer after
+t_c rewards, for every c, and ends at T, the run's cap. Its rewards are those of
+the same trial of `jbai.simulate` with the same key: the rule's choices and the
+arms' reward streams depend on the trial's index and the time alone.
+
+The checkpoints are runtime values (`init` hands them on as the stop's params):
+one compiled program serves every budget and every list of C checkpoints.
+
+A rule whose sampling depends on the budget (Successive Rejects, Sequential
+Halving) keeps T in its state, in the field `budget` (BUDGET_FIELD), a runtime
+value that the run sets (`with_budget`); it declares the smallest budget it runs
+at (`jbai.rules.Rule.budget`).
+"""
+
+from typing import Any
+
+import jax.numpy as jnp
+
+from jbai.builders import cached
+from jbai.state import count_dtype
+from jbai.stops.base import Stop
+
+NAME = "budget"
+BUDGET_FIELD = "budget"  # the rule-state field of a rule that samples with the budget
+
+
+@cached
+def budget_stop(recommend) -> Stop:
+  """The stop of a run to a budget for a rule that recommends with `recommend`
+  (`jbai.rules.base.recommendation(rule)`); its levels are the checkpoints.
+
+  Example:
+    >>> from jbai import rules, stops
+    >>> stops.budget_stop(rules.base.recommendation(rules.tcb()))
+    budget()
+  """
+
+  def init(checkpoints, num_arms):
+    del num_arms
+    return jnp.asarray(checkpoints, count_dtype())
+
+  def test(params, family, arm_stats, rule_state):
+    answer = recommend(family, arm_stats, rule_state).astype(jnp.int32)
+    t = jnp.broadcast_to(arm_stats.t, params.shape)
+    return answer, answer, t, params - 1  # crossed where t > t_c - 1: t = t_c
+
+  return Stop(NAME, init, test)
+
+
+def is_budget(stop) -> bool:
+  """Whether `stop` is a run's budget stop (a trial then takes its rewards one at
+  a time, so that it meets every checkpoint)."""
+  return isinstance(stop, Stop) and stop.name == NAME
+
+
+def takes_budget(rule_state) -> bool:
+  """Whether a rule's state carries the budget (its sampling depends on it)."""
+  return hasattr(rule_state, "_fields") and BUDGET_FIELD in rule_state._fields
+
+
+def with_budget(rule_state, budget) -> Any:
+  """The rule's state with the run's budget T set (unchanged for a rule whose
+  sampling does not depend on it)."""
+  if not takes_budget(rule_state):
+    return rule_state
+  old = getattr(rule_state, BUDGET_FIELD)
+  return rule_state._replace(**{BUDGET_FIELD: jnp.asarray(budget, old.dtype)})

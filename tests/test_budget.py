@@ -1,0 +1,224 @@
+"""Runs to a fixed budget (`jbai.budget`, `jbai run --budget`): the same trials as
+`jbai.simulate`, the recommendations, the fixed-budget rules against independent
+numpy implementations, the uniform allocation against its exact error, and the
+refusals."""
+
+import math
+
+import jax
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+import jbai
+from jbai import cli
+
+KEY = jax.random.key(0)
+BERN = [0.5, 0.45, 0.43, 0.4, 0.3]
+
+
+def test_a_budget_run_has_the_trials_of_simulate():
+  """The same key, the same trials: at the budget T the counts are those of the
+  trials of `simulate` capped at T (whose tiny delta never lets them stop), and
+  every trial takes exactly T rewards."""
+  with jax.enable_x64(False):
+    res = jbai.budget(KEY, "bernoulli", BERN, "tcb", budget=600, n_trials=16)
+    sim = jbai.simulate(KEY, "bernoulli", BERN, "tcb", 1e-300, 16, max_steps=600)
+  assert sim.hit_cap.all()
+  np.testing.assert_array_equal(res.counts, sim.counts)
+  assert (res.counts.sum(-1) == 600).all()
+  assert res.checkpoints[-1] == 600 and res.recommendation.dtype == np.int16
+
+
+def test_the_recommendation_is_the_empirical_best_arm_at_each_checkpoint():
+  """At the budget, the default recommendation is the empirical best arm (lowest
+  index among ties), and the error and simple regret are its frequency and mean."""
+  with jax.enable_x64(False):
+    res = jbai.budget(KEY, "gaussian", [1.0, 0.8, 0.0], "uniform", budget=30, n_trials=200,
+                      checkpoints=[3, 12])
+  assert res.checkpoints.tolist() == [3, 12, 30]
+  wrong = res.recommendation != 0
+  np.testing.assert_allclose(res.error, wrong.mean(0))
+  gaps = np.array([0.0, 0.2, 1.0])
+  np.testing.assert_allclose(res.regret, gaps[res.recommendation].mean(0), rtol=1e-6)
+  assert ((res.error_ci[:, 0] <= res.error) & (res.error <= res.error_ci[:, 1])).all()
+  assert res.error[0] > res.error[-1]  # the empirical best after one pull each, then 10
+
+
+def uniform_error(means, t: int, sigma: float = 1.0) -> float:
+  """The exact P(error) of round-robin sampling on Gaussian arms after t rewards:
+  arm i has n_i = t // K (+1 for the first t mod K arms) and the answer is the
+  largest sample mean: 1 - int phi_0(x) prod_{j>0} Phi_j(x) dx."""
+  k = len(means)
+  n = [t // k + (1 if i < t % k else 0) for i in range(k)]
+  sd = [sigma / math.sqrt(m) for m in n]
+  f = lambda x: stats.norm.pdf(x, means[0], sd[0]) * np.prod(
+      [stats.norm.cdf(x, means[j], sd[j]) for j in range(1, k)])
+  lo, hi = means[0] - 12 * sd[0], means[0] + 12 * sd[0]
+  return 1.0 - integrate.quad(f, lo, hi, limit=200)[0]
+
+
+def test_uniform_on_gaussian_arms_has_the_exact_error():
+  """P(error) of round robin at six checkpoints against numerical integration;
+  each within 4.5 binomial standard errors (about 7e-6 to fail per checkpoint by
+  chance)."""
+  means = [0.5, 0.3, 0.2, 0.0]
+  n = 4000
+  with jax.enable_x64(False):
+    res = jbai.budget(KEY, "gaussian", means, "uniform", budget=200, n_trials=n,
+                      checkpoints=[4, 9, 20, 50, 120])
+  for t, p_hat in zip(res.checkpoints, res.error):
+    p = uniform_error(means, int(t))
+    assert abs(p_hat - p) <= 4.5 * math.sqrt(p * (1 - p) / n), (t, p_hat, p)
+
+
+# ------------------------------------------------ the fixed-budget rules in numpy
+
+def log_bar(k: int) -> float:
+  return 0.5 + sum(1.0 / i for i in range(2, k + 1))
+
+
+def np_successive_rejects(rng, means, n: int) -> int:
+  """Successive Rejects as the paper states it: in phase k each active arm is
+  pulled up to n_k times, then the active arm of lowest mean is rejected."""
+  k = len(means)
+  active, sums, counts = list(range(k)), np.zeros(k), np.zeros(k)
+  prev = 0
+  for phase in range(1, k):
+    nk = math.ceil((n - k) / (log_bar(k) * (k + 1 - phase)))
+    for a in active:
+      draws = rng.random(nk - prev) < means[a]
+      sums[a] += draws.sum()
+      counts[a] += nk - prev
+    prev = nk
+    avg = [sums[a] / max(counts[a], 1) for a in active]
+    low = min(avg)
+    worst = max(i for i, v in enumerate(avg) if v == low)  # ties: the highest index
+    active.pop(worst)
+  return active[0]
+
+
+def np_sequential_halving(rng, means, n: int) -> int:
+  """Sequential Halving: each round t_r = floor(n / (|S| ceil(log2 K))) pulls of
+  each arm of S, the better half by the round's averages kept."""
+  k = len(means)
+  rounds = math.ceil(math.log2(k))
+  active = list(range(k))
+  for _ in range(rounds):
+    if len(active) == 1:
+      break
+    t = n // (len(active) * rounds)
+    avg = np.array([(rng.random(t) < means[a]).mean() for a in active])
+    order = sorted(range(len(active)), key=lambda i: (-avg[i], active[i]))
+    active = sorted(active[i] for i in order[:math.ceil(len(active) / 2)])
+  return active[0]
+
+
+def np_ucb_e(rng, means, n: int, a: float, trials: int) -> np.ndarray:
+  """UCB-E for `trials` trials at once: each arm once, then argmax mean +
+  sqrt(a / T_i); [trials] the empirical best arms at the end."""
+  means = np.asarray(means)
+  sums = (rng.random((trials, len(means))) < means).astype(float)
+  counts = np.ones_like(sums)
+  rows = np.arange(trials)
+  for _ in range(n - len(means)):
+    i = np.argmax(sums / counts + np.sqrt(a / counts), axis=1)
+    sums[rows, i] += rng.random(trials) < means[i]
+    counts[rows, i] += 1
+  return np.argmax(sums / counts, axis=1)
+
+
+# Setups of Audibert, Bubeck & Munos (2010), Section 6, Bernoulli arms: their
+# experiment 1 (one group of bad arms) and experiment 3 (a geometric progression),
+# at budgets near H_1.
+SETUPS = {"one-group": ([0.5] + [0.4] * 19, 2000),
+          "geometric": ([0.5] + [0.5 - 0.37 ** i for i in (2, 3, 4)], 1000)}
+
+
+def h1(means) -> float:
+  top = max(means)
+  return sum(1 / (top - m) ** 2 for m in means if m < top)
+
+
+@pytest.mark.slow  # 4,000 trials of three rules on two setups, in numpy too
+@pytest.mark.parametrize("setup", sorted(SETUPS))
+@pytest.mark.parametrize("rule", ["successive-rejects", "sequential-halving", "ucb-e"])
+def test_fixed_budget_rules_agree_with_numpy(setup, rule):
+  """P(error) at the budget, jbai against an independent numpy implementation,
+  within 4.5 standard errors of their difference (about 7e-6 to fail by chance)."""
+  means, n = SETUPS[setup]
+  a = (n - len(means)) / h1(means)  # c = 1 of the paper's experiments
+  trials = 4000
+  with jax.enable_x64(False):
+    res = jbai.budget(KEY, "bernoulli", means, jbai.rules.get(rule, a=a), budget=n,
+                      n_trials=trials, checkpoints=[n])
+  rng = np.random.default_rng(1)
+  if rule == "ucb-e":
+    ref = np.mean(np_ucb_e(rng, means, n, a, trials) != 0)
+  else:
+    play = {"successive-rejects": np_successive_rejects,
+            "sequential-halving": np_sequential_halving}[rule]
+    ref = np.mean([play(rng, means, n) != 0 for _ in range(trials)])
+  got = float(res.error[-1])
+  se = math.sqrt((got * (1 - got) + ref * (1 - ref)) / trials)
+  assert abs(got - ref) <= 4.5 * se + 1e-9, (got, ref, se)
+
+
+def test_fixed_budget_rules_spend_the_budget_on_their_phases():
+  """Successive Rejects' counts are its phases' (n_k per rejected arm, the rest to
+  the last two); Sequential Halving's survivor has the most pulls."""
+  k, n = 5, 1000
+  with jax.enable_x64(False):
+    sr = jbai.budget(KEY, "bernoulli", BERN, "successive-rejects", budget=n, n_trials=8)
+    sh = jbai.budget(KEY, "bernoulli", BERN, "sequential-halving", budget=n, n_trials=8)
+  nk = [math.ceil((n - k) / (log_bar(k) * (k + 1 - p))) for p in range(1, k)]
+  for counts in sr.counts:
+    assert sorted(counts)[:k - 2] == nk[:k - 2]  # the arms rejected after phases 1..K-2
+    assert counts.sum() == n
+  assert (sh.counts.argmax(-1) == sh.recommendation[:, -1]).all()
+
+
+@pytest.mark.parametrize("argv, fragment", [
+    (["--budget", "3"], "budget must be at least the number of arms, K = 5, got 3"),
+    (["--budget", "10", "--rule", "sequential-halving"], "at least 15, the smallest of rule"),
+    (["--budget", "2.5"], "is not a whole number"),
+    (["--budget", "1e17"], "budget must be <= "),  # beyond 2^53 (x64) and 2^31
+    (["--budget", "100", "--rule", "lucb1"], "depend on delta"),
+    (["--budget", "100", "--delta", "0.1"], "--delta belongs to a run that stops"),
+    (["--budget", "100", "--threshold", "kk"], "--threshold belongs to a run that stops"),
+    (["--budget", "100", "--stop", "gllr"], "--stop belongs to a run that stops"),
+    (["--budget", "100", "--max-steps", "10"], "--max-steps belongs to a run that stops"),
+    (["--checkpoints", "5"], "give --budget"),
+    (["--rule", "successive-rejects"], "samples with a fixed budget"),
+])
+def test_bad_budget_input_is_one_line_and_exit_2(capsys, argv, fragment):
+  code = cli.main(["run", "--family", "bernoulli", "--means", "0.5,0.4,0.3,0.2,0.1",
+                   "--trials", "4"] + argv)
+  err = capsys.readouterr().err
+  assert code == 2 and fragment in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_the_library_refuses_a_checkpoint_beyond_the_budget():
+  with pytest.raises(ValueError, match="checkpoint 500 is beyond the budget 100"):
+    jbai.budget(KEY, "bernoulli", BERN, "uniform", budget=100, n_trials=4,
+                checkpoints=[10, 500])
+  with pytest.raises(ValueError, match="samples with a fixed budget"):
+    jbai.simulate(KEY, "bernoulli", BERN, "successive-rejects", 0.1, 4)
+
+
+def test_run_budget_prints_one_table_and_resumes(tmp_path, capsys):
+  """Rules side by side at two budgets; --out writes the rows, curves and arrays."""
+  out = tmp_path / "b.json"
+  argv = ["run", "--family", "bernoulli", "--means", "0.5,0.4,0.3", "--rule",
+          "uniform,successive-rejects", "--budget", "60,120", "--trials", "32",
+          "--checkpoints", "4", "--out", str(out)]
+  assert cli.main(argv) == 0
+  text = capsys.readouterr().out
+  assert "successive-rejects" in text and "simple regret" in text
+  import json
+  payload = json.loads(out.read_text())
+  assert [r["budget"] for r in payload["rows"]] == [60, 120, 60, 120]
+  uniform_curve = payload["curves"][0]
+  assert uniform_curve["t"][-1] == 120 and len(uniform_curve["t"]) >= 4
+  arrays = np.load(tmp_path / "b.npz")
+  assert arrays["recommendation_0"].shape == (32, len(uniform_curve["t"]))
