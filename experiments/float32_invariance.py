@@ -49,7 +49,8 @@ def row(family: str, rule: str, trials: int) -> dict:
 def main():
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--trials", type=int, default=40)
-  parser.add_argument("--rules", default=",".join(jbai.rules.RULES))
+  parser.add_argument("--rules", default=",".join(
+      name for name, factory in jbai.rules.RULES.items() if factory().budget is None))
   parser.add_argument("--families", default=",".join(INSTANCES))
   parser.add_argument("--out", default=None)
   args = parser.parse_args()

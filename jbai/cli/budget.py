@@ -22,7 +22,7 @@ from jbai.cli import render
 from jbai.cli.args import DEFAULT_RUN
 from jbai.cli.plan import check_combinations, check_rule_params, family_from_args, make_rule
 from jbai.cli.plan import rule_options
-from jbai.cli.trials import TrialLog, spec_key
+from jbai.cli.trials import EXIT_INTERRUPTED, TrialLog, checked_outputs, spec_key
 from jbai.host import io
 
 # The options of a stopped run, which a run to a budget has no use for.
@@ -100,7 +100,6 @@ def run_spec(args, family, means, run: BudgetRun) -> dict:
 def cmd_budget(args) -> int:
   """`jbai run --budget`: returns 0, or EXIT_INTERRUPTED after Ctrl-C."""
   import jax
-  from jbai.cli.run import EXIT_INTERRUPTED, checked_outputs
   from jbai.host.budget import budget
   paths = checked_outputs(args)
   family, means, runs = plan_budget(args)

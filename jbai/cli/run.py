@@ -17,10 +17,10 @@ import numpy as np
 
 from jbai.cli import render
 from jbai.cli.plan import plan_command
-from jbai.cli.trials import TrialLog, max_steps_of, output_paths, run_spec, spec_key
+from jbai.cli.trials import (EXIT_INTERRUPTED, TrialLog, checked_outputs, max_steps_of,
+                             run_spec, spec_key)
 from jbai.host import io
 
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command that Ctrl-C ended
 
 ARRAYS = ("tau", "answer", "correct", "hit_cap", "counts", "steps")
 
@@ -177,16 +177,6 @@ def _records(plan, results: list, interrupted: bool, log: TrialLog, n_trials: in
       records.append({**rec, "max_steps": log.specs[run.key]["max_steps"]})
       labels.append(run.label)
   return records, labels
-
-
-def checked_outputs(args) -> Optional[dict]:
-  """The files of --out (`output_paths`), each checked writable before any work."""
-  if args.out is None:
-    return None
-  paths = output_paths(args.out)
-  for path in paths.values():
-    io.check_output(path, "--out" if path == args.out else f"--out's file")
-  return paths
 
 
 def with_eps_good(plan, eps_good: Optional[float]):

@@ -15,9 +15,11 @@ from typing import Optional
 
 import numpy as np
 
+from jbai.host import io
 from jbai.host.io import DamagedLine, JsonLines
 
 PARTIAL_SUFFIX = ".partial.jsonl"
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command that Ctrl-C ended
 
 
 def output_paths(out: str) -> dict:
@@ -39,6 +41,16 @@ def output_paths(out: str) -> dict:
   if ext.lower() == ".npz":
     return {"summary": stem + ".json", "arrays": out, "partial": stem + PARTIAL_SUFFIX}
   return {"summary": out, "arrays": stem + ".npz", "partial": stem + PARTIAL_SUFFIX}
+
+
+def checked_outputs(args) -> Optional[dict]:
+  """The files of --out (`output_paths`), each checked writable before any work."""
+  if args.out is None:
+    return None
+  paths = output_paths(args.out)
+  for path in paths.values():
+    io.check_output(path, "--out" if path == args.out else f"--out's file")
+  return paths
 
 
 def partial_path(out: str) -> str:

@@ -48,6 +48,11 @@ class SuccessiveRejectsState(NamedTuple):
   phase: jax.Array   # [] int32, the current phase k (K when every rejection is made)
 
 
+def min_budget(num_arms: int) -> int:
+  """The smallest budget: K + 1, so that phase 1 pulls every arm at least once."""
+  return num_arms + 1
+
+
 def log_bar(num_arms: int) -> float:
   """log-bar(K) = 1/2 + sum_{i=2}^K 1/i."""
   return 0.5 + float(np.sum(1.0 / np.arange(2, num_arms + 1)))
@@ -120,5 +125,4 @@ def successive_rejects() -> Rule:
     del family
     return best_active(arm_stats.mean, _advance(arm_stats, state).active)
 
-  return Rule("successive-rejects", init, select, recommend=recommend,
-              budget=lambda num_arms: num_arms + 1)
+  return Rule("successive-rejects", init, select, recommend=recommend, budget=min_budget)

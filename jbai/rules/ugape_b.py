@@ -30,6 +30,7 @@ import jax.numpy as jnp
 
 from jbai.rules import ties
 from jbai.rules.base import Rule, empirical_best, hyper, least_sampled
+from jbai.rules.successive_rejects import min_budget
 from jbai.state import count_dtype
 
 
@@ -96,4 +97,4 @@ def ugape_b(a: float = 1.0) -> Rule:
                        best_gap=hyper(jnp.inf), best_arm=jnp.asarray(-1, jnp.int32))
 
   return Rule("ugape-b", init, _select, (("a", float(a)),), runtime=("a",),
-              recommend=_recommend, budget=lambda num_arms: num_arms + 1)
+              recommend=_recommend, budget=min_budget)
