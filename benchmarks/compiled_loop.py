@@ -12,13 +12,21 @@ arms (delta = 0.01, fewer trials), gk16, float32 for jbai, prints:
     its default pool, programs compiled before timing), of the loop on one thread
     (@njit) and on every core (numba.prange), the ratios jbai / loop, and jbai per
     core against the loop on one thread.
+Then the budget rows (`jbai.budget`, issue "anytime and fixed-budget identification"):
+uniform sampling and Successive Rejects to a fixed budget (K = 5: 2,000 rewards,
+K = 20: 10,000) on the same instances, against the loops of
+`benchmarks/budget_kernels.py`: the error rates (they agree within 1.96 standard
+errors of their difference, or the row says NO) and the trial-steps per second.
+Every trial of a budget run takes the whole budget: no heavy tail. Its rate is
+rewards per second (jbai's Successive Rejects draws a phase's rewards of an arm
+as one binomial or normal block; the loop draws them one by one).
 With --json PATH it also writes the rows; --devices N gives jbai N devices.
 
 Needs numba (`pip install jbai[bench]`).
 
 Usage: python benchmarks/compiled_loop.py [--trials 2000] [--trials-20 400]
          [--trials-100 100] [--trials-1000 12] [--cases tcb:gaussian-5,...]
-         [--json out.json]
+         [--budget-cases uniform:bernoulli-5,...] [--json out.json]
 """
 
 import argparse
@@ -32,6 +40,7 @@ import jax
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import budget_kernels as bk  # noqa: E402
 import loop_kernels as lk  # noqa: E402
 
 import jbai  # noqa: E402
@@ -53,6 +62,16 @@ DELTAS = {"gaussian-100": 0.01, "gaussian-1000": 0.01}  # the others: DELTA
 FAMILY = {"gaussian": lk.GAUSSIAN, "bernoulli": lk.BERNOULLI}
 RULE = {"tcb": lk.TCB, "itcb": lk.ITCB}
 CASES = [f"{r}:{i}" for i in INSTANCES for r in ("tcb", "itcb")]
+BUDGETS = {"5": 2000, "20": 10000}  # the budget rows' budgets, by K
+BUDGET_INSTANCES = {  # hard enough that the error at the budget is a few percent
+    "gaussian-5": ("gaussian", [0.5, 0.4, 0.35, 0.3, 0.2]),
+    "bernoulli-5": ("bernoulli", [0.5, 0.45, 0.43, 0.4, 0.3]),
+    "gaussian-20": ("gaussian", [0.6] + [0.4] * 19),
+    "bernoulli-20": ("bernoulli", [0.5] + [0.42] * 5 + [0.38] * 14),
+}
+BUDGET_RULES = {"uniform": bk.UNIFORM, "successive-rejects": bk.SUCCESSIVE_REJECTS}
+BUDGET_CASES = [f"{r}:{f}-{k}" for k in BUDGETS for f in ("gaussian", "bernoulli")
+                for r in BUDGET_RULES]
 
 
 def mean_ci(tau):
@@ -103,6 +122,46 @@ def compare(case, trials, max_steps=10**7, lanes=None):
           "x_loop_1": jb / one, "x_loop_all": jb / every, "x_loop_1_per_core": jb / cores / one}
 
 
+def budget_rate(run, rule, family, means, budget, trials, seed=0):
+  """A budget loop on `trials` trials, compiled before timing: (steps/s, answers)."""
+  run(BUDGET_RULES[rule], FAMILY[family], means, budget, 1)  # compiles
+  bk.seed(seed)
+  t0 = time.perf_counter()
+  answers = run(BUDGET_RULES[rule], FAMILY[family], means, budget, trials)
+  return trials * budget / (time.perf_counter() - t0), answers
+
+
+def compare_budget(case, trials):
+  """One budget row: jbai.budget, the one-thread loop and the all-core loop."""
+  rule, name = case.split(":")
+  family, means = BUDGET_INSTANCES[name]
+  budget = BUDGETS[name.rsplit("-", 1)[1]]
+  # The program first (a budget is a runtime value: the smallest compiles the same one).
+  jbai.budget(jax.random.key(1), family, means, rule, len(means) + 1, trials,
+              checkpoints=[len(means) + 1])
+  res = jbai.budget(jax.random.key(0), family, means, rule, budget, trials, checkpoints=[budget])
+  # Rewards per second: a block of rewards of one arm (Successive Rejects' phases) is
+  # one step of the pool and many rewards (the program ran before: no compile here).
+  jb = trials * budget / (res.stats["wall_seconds"] + res.stats["compile_seconds"])
+  one, ans_1 = budget_rate(bk.run_serial, rule, family, means, budget, trials, seed=1)
+  every, ans_p = budget_rate(bk.run_parallel, rule, family, means, budget, trials, seed=2)
+  best = int(np.argmax(means))
+  p_j, p_l = float(res.error[-1]), float(np.mean(np.concatenate([ans_1, ans_p]) != best))
+  se = math.sqrt(p_j * (1 - p_j) / trials + p_l * (1 - p_l) / (2 * trials))
+  cores = jax.local_device_count()
+  return {"rule": rule, "instance": name, "budget": budget, "trials": trials,
+          "jbai_error": p_j, "loop_error": p_l, "agree": bool(abs(p_j - p_l) <= 1.96 * se),
+          "jbai": jb, "devices": cores, "loop_1": one, "loop_all": every,
+          "x_loop_1": jb / one, "x_loop_all": jb / every, "x_loop_1_per_core": jb / cores / one}
+
+
+def print_budget_row(r):
+  print(f"{r['rule']:<18} {r['instance']:<13} {r['budget']:>6} {r['trials']:>6} "
+        f"{r['jbai_error']:>8.4f} {r['loop_error']:>8.4f} {'yes' if r['agree'] else 'NO':>5} "
+        f"{r['jbai']:>9.3g} {r['loop_1']:>9.3g} {r['loop_all']:>9.3g} {r['x_loop_1']:>7.2f} "
+        f"{r['x_loop_all']:>7.2f} {r['x_loop_1_per_core']:>7.2f}", flush=True)
+
+
 def print_row(r):
   print(f"{r['rule']:<5} {r['instance']:<13} {r['trials']:>6} "
         f"{r['jbai_tau']:>9.0f} ±{r['jbai_ci']:<6.0f} {r['loop_tau']:>9.0f} ±{r['loop_ci']:<6.0f} "
@@ -118,6 +177,8 @@ def main():
   parser.add_argument("--trials-100", type=int, default=100, help="trials, K = 100")
   parser.add_argument("--trials-1000", type=int, default=12, help="trials, K = 1000")
   parser.add_argument("--cases", default=",".join(CASES))
+  parser.add_argument("--budget-cases", default=",".join(BUDGET_CASES),
+                      help="the budget rows (empty: none)")
   parser.add_argument("--lanes", type=int, default=None)
   parser.add_argument("--devices", type=int, default=None,
                       help="jbai's CPU devices (default: one per usable core)")
@@ -141,6 +202,13 @@ def main():
   print("(steps/s: useful trial-steps per second; x 1, x N: jbai / the loop on one "
         "thread, on every core; x 1/core: jbai per device / the loop on one thread; "
         "tau ± the 95% CI half-width; the loop's tau pools its two runs)")
+  if args.budget_cases:
+    print(f"\n{'budget rule':<18} {'instance':<13} {'budget':>6} {'trials':>6} "
+          f"{'jbai err':>8} {'loop err':>8} {'agree':>5} {'jbai/s':>9} {'loop 1/s':>9} "
+          f"{'loop N/s':>9} {'x 1':>7} {'x N':>7} {'x 1/core':>7}")
+    for case in args.budget_cases.split(","):
+      rows.append(compare_budget(case, trials.get(case.rsplit("-", 1)[1], args.trials)))
+      print_budget_row(rows[-1])
   if args.json:
     with open(args.json, "w") as f:
       json.dump(rows, f, indent=1)

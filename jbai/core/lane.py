@@ -43,7 +43,6 @@ from jbai.random import prng
 from jbai.rules import ties
 from jbai.rules.base import Rule
 from jbai.state import ArmStats, count_dtype, empty_stats, observe, observe_block
-from jbai.stops import budget as budget_lib
 from jbai.stops.base import Stop
 from jbai.transport import pair_costs
 
@@ -343,11 +342,14 @@ def step(family: Family, rule: Rule, threshold, config: Config, lane: Lane):
   k_reward = reward_key(lane.key, arm, pulls_of(stats, arm))
   advance = running & ~ends
   scores = lane.scores
-  if (rule.pulls is not None and family.sample_block is not None and not scores and
-      not budget_lib.is_budget(threshold)):
-    # A block of pulls of one arm (jbai.rules.base), at most the steps left.
+  if rule.pulls is not None and family.sample_block is not None and not scores:
+    # A block of pulls of one arm (jbai.rules.base), at most the steps left, and
+    # up to the next time the stop must see (a budget run's next checkpoint).
+    left = config.max_steps - stats.t
+    if isinstance(threshold, Stop) and threshold.until is not None:
+      left = jnp.minimum(left, threshold.until(config.thr_params, stats.t) - stats.t)
     n = jnp.clip(rule.pulls(family, stats, rule_state, arm), 1,
-                 jnp.maximum(config.max_steps - stats.t, 1)).astype(stats.t.dtype)
+                 jnp.maximum(left, 1)).astype(stats.t.dtype)
     block = family.sample_block(k_reward, lane.means[arm], n)
     new_stats = observe_block(family, stats, arm, n, block)
   else:

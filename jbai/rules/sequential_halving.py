@@ -12,9 +12,11 @@ take at most T rewards, and what the budget leaves after them goes to that arm.
 At any time the rule recommends the best of its active arms by their sample means
 over all their rewards (the lowest index among ties).
 
-Here the pulls come one at a time: within a round the arm of S_r with the fewest
-of the round's rewards, lowest index first, which is the paper's round in another
-order. The averages of a round use its rewards alone (the paper's, what
+Within a round the arm pulled is the arm of S_r with the fewest of the round's
+rewards, lowest index first; where the family draws a block of rewards in one go
+(Bernoulli, Gaussian) it takes its whole share of the round as one block
+(`pulls`), cut at the run's next checkpoint (`jbai.stops.budget`): the paper's
+round, arm after arm. Elsewhere the rewards come one at a time, the arms in turn. The averages of a round use its rewards alone (the paper's, what
 xuedong/BestArm.jl calls "with refresh"); ties for the arms that stay go to the
 lowest index. The budget is a runtime value of the state (`jbai.stops.budget`),
 at least K ceil(log2 K), so that every round pulls each of its arms at least once.
@@ -101,6 +103,16 @@ def halving_pull(arm_stats, state: HalvingState, budget: jax.Array) -> jax.Array
   return jnp.where(jnp.any(needs), fewest, last).astype(jnp.int32)
 
 
+def halving_share(arm_stats, state: HalvingState, budget: jax.Array, arm) -> jax.Array:
+  """[] int32, the rewards `arm` still takes in round r (t_r less the round's so
+  far), or the whole budget once one arm is left (the engine cuts a block at the
+  run's end)."""
+  one = jnp.arange(arm_stats.counts.shape[-1]) == arm
+  pulled = jnp.sum(jnp.where(one, arm_stats.counts - state.start_counts, 0))
+  share = round_length(budget, state.active) - pulled
+  return jnp.where(jnp.sum(state.active) > 1, share, budget).astype(jnp.int32)
+
+
 def initial_state(num_arms: int, budget: int) -> HalvingState:
   dtype = count_dtype()
   return HalvingState(budget=jnp.asarray(budget, dtype), active=jnp.ones(num_arms, bool),
@@ -130,4 +142,9 @@ def sequential_halving() -> Rule:
     del family
     return best_active(arm_stats.mean, halving_round(arm_stats, state, state.budget).active)
 
-  return Rule("sequential-halving", init, select, recommend=recommend, budget=min_budget)
+  def pulls(family, arm_stats, state, arm):
+    del family
+    return halving_share(arm_stats, state, state.budget, arm)
+
+  return Rule("sequential-halving", init, select, recommend=recommend, budget=min_budget,
+              pulls=pulls)

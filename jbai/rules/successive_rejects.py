@@ -13,9 +13,12 @@ n_1 + ... + n_{K-1} + n_{K-1} <= n rewards; what the budget leaves after them
 goes to the last arm, which changes nothing. At any time the rule recommends the
 best of its active arms (sample means, lowest index among ties).
 
-Here the pulls come one at a time (the engine meets every checkpoint of a run to
-a budget): within a phase the active arm with the fewest rewards, lowest index
-first, which is the paper's phase in another order. Ties for the rejection (equal
+Within a phase the arm pulled is the active arm with the fewest rewards, lowest
+index first; where the family draws a block of rewards in one go (Bernoulli,
+Gaussian: `jbai.families.Family.sample_block`) that arm takes its whole share of
+the phase as one block (`pulls`), cut at the run's next checkpoint
+(`jbai.stops.budget`): the paper's phase, arm after arm, at the cost of one
+step per block. Elsewhere the rewards come one at a time, the arms in turn. Ties for the rejection (equal
 sample means, which the paper leaves to chance) go to the highest index, so that
 the answer is the lowest-index arm of a tie, as the recommendation is. The budget
 n is a runtime value of the state (`jbai.stops.budget`): every budget shares one
@@ -125,4 +128,13 @@ def successive_rejects() -> Rule:
     del family
     return best_active(arm_stats.mean, _advance(arm_stats, state).active)
 
-  return Rule("successive-rejects", init, select, recommend=recommend, budget=min_budget)
+  def pulls(family, arm_stats, state, arm):  # the arm's share of the phase; the last: all
+    del family
+    target = phase_length(state.budget, state.phase, arm_stats.counts.shape[-1])
+    share = target - jnp.sum(jnp.where(jnp.arange(arm_stats.counts.shape[-1]) == arm,
+                                       arm_stats.counts, 0))
+    return jnp.where(state.phase < arm_stats.counts.shape[-1], share,
+                     state.budget).astype(jnp.int32)
+
+  return Rule("successive-rejects", init, select, recommend=recommend, budget=min_budget,
+              pulls=pulls)

@@ -39,7 +39,10 @@ class Stop(NamedTuple):
   `rules`: the rule names it serves (None: any rule that keeps sampling every
   arm); `refusal` names one of them in its suggestion. `runtime`: the params
   that `test` reads from the rule's state, not from its closure (the eps of
-  EB-TC_eps's own stop): runtime values, left out of `program()`.
+  EB-TC_eps's own stop): runtime values, left out of `program()`. `until`:
+  until(params, t) -> the next time after t at which the stop must see the
+  trial's statistics (a run to a budget's next checkpoint), where a rule's block
+  of pulls (`jbai.rules.Rule.pulls`) ends; None: any time.
   """
 
   name: str
@@ -48,6 +51,7 @@ class Stop(NamedTuple):
   params: tuple = ()
   rules: Optional[tuple] = None
   runtime: tuple = ()
+  until: Optional[Callable[..., Any]] = None
 
   def __repr__(self):
     return f"{self.name}({', '.join(f'{k}={v}' for k, v in self.params)})"

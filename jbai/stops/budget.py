@@ -12,7 +12,9 @@ the same trial of `jbai.simulate` with the same key: the rule's choices and the
 arms' reward streams depend on the trial's index and the time alone.
 
 The checkpoints are runtime values (`init` hands them on as the stop's params):
-one compiled program serves every budget and every list of C checkpoints.
+one compiled program serves every budget and every list of C checkpoints. A rule
+that pulls in blocks (`jbai.rules.Rule.pulls`: Successive Rejects' phases) ends
+each block at the next checkpoint (`until`), so that the trial meets every one.
 
 A rule whose sampling depends on the budget (Successive Rejects, Sequential
 Halving) keeps T in its state, in the field `budget` (BUDGET_FIELD), a runtime
@@ -52,12 +54,14 @@ def budget_stop(recommend) -> Stop:
     t = jnp.broadcast_to(arm_stats.t, params.shape)
     return answer, answer, t, params - 1  # crossed where t > t_c - 1: t = t_c
 
-  return Stop(NAME, init, test)
+  def until(params, t):  # the next checkpoint: a block of pulls ends there
+    return jnp.min(jnp.where(params > t, params, jnp.max(params)))
+
+  return Stop(NAME, init, test, until=until)
 
 
 def is_budget(stop) -> bool:
-  """Whether `stop` is a run's budget stop (a trial then takes its rewards one at
-  a time, so that it meets every checkpoint)."""
+  """Whether `stop` is a run's budget stop."""
   return isinstance(stop, Stop) and stop.name == NAME
 
 
