@@ -1,13 +1,15 @@
 """Studies: instance sets, rule sweeps, tidy tables and the field's figures, from one spec.
 
 `jbai study SPEC.toml --out DIR` (and `jbai.study(spec, out)`) runs a study: its
-jobs are calls of `jbai.simulate`, stored in DIR/runs.jsonl as each ends, with
-each job's finished trials kept as they come (DIR/partial.jsonl), so that Ctrl-C
-or a kill loses no finished trial and the same command resumes to the same
-files. Then, in DIR:
+jobs are calls of `jbai.simulate` (of a budget study, `jbai.budget`), stored in
+DIR/runs.jsonl as each ends, with each job's finished trials kept as they come
+(DIR/partial.jsonl), so that Ctrl-C or a kill loses no finished trial and the
+same command resumes to the same files. Then, in DIR:
 
-  cells.csv    one row per (instance, rule setting, threshold, delta)
-  trials.csv   one row per trial
+  cells.csv    one row per (instance, rule setting, threshold, delta); of a
+               budget study ([study] budget), one row per (instance, rule
+               setting, budget run, checkpoint t)
+  trials.csv   one row per trial (of a budget study, per trial and checkpoint)
   study.json   the resolved spec, versions, devices, seed and timings
   *.png        the figures (`jbai.studies.figures`; `jbai plot DIR` redraws them)
 
@@ -16,7 +18,8 @@ The engine, one step a module (`jbai reproduce` runs the paper's items on it):
   spec.py       the schema: reading, checking and resolving a spec
   instances.py  presets, the alpha-family, random draws, CSV files
   plan.py       the jobs of a resolved study
-  jobs.py       what a job is, its key, and how its kind runs (simulate, trace)
+  jobs.py       what a job is, its key, and how its kind runs (simulate, budget,
+                trace)
   store.py      the runner: jobs not yet stored run, each stored as it ends, with
                 the checkpoints of their finished trials
   tables.py     the two tidy tables, from the stored records
@@ -88,12 +91,14 @@ def run(spec_or_path, out: str, progress: bool = True, stream=None,
   if runner.failed:
     raise ValueError("; ".join(f"{label}: {why}" for label, why in runner.failed))
   cells, trials = tables.tables(resolved, records)
-  files = [io.write_csv(os.path.join(out, CELLS_NAME), tables.CELL_COLUMNS, cells),
-           io.write_csv(os.path.join(out, TRIALS_NAME), tables.TRIAL_COLUMNS, trials)]
+  cell_columns, trial_columns = tables.columns(resolved)
+  files = [io.write_csv(os.path.join(out, CELLS_NAME), cell_columns, cells),
+           io.write_csv(os.path.join(out, TRIALS_NAME), trial_columns, trials)]
   seconds = time.perf_counter() - t0
   job_seconds = [records[k]["result"].get("seconds", 0.0) for k in records]
+  budget = ({"budget": resolved["study"]["budget"]} if tables.is_budget(resolved) else {})
   io.write_json(os.path.join(out, STUDY_NAME), {
-      "spec": resolved, "seed": resolved["study"]["seed"], "versions": _versions(),
+      "spec": resolved, "seed": resolved["study"]["seed"], **budget, "versions": _versions(),
       "devices": [str(d) for d in jax.devices()],
       "timings": {"wall_seconds": seconds, "jobs": len(records), "jobs_run": runner.computed,
                   "jobs_found": runner.skipped, "job_seconds": sum(job_seconds)}})
@@ -140,7 +145,9 @@ def _number(cell: str):
 
 def study(spec_or_path, out=None, progress: bool = False):
   """Runs a study and returns its cells: one row per (instance, rule setting,
-  threshold, delta) with E[tau], its interval, the error rate, T*(nu) and the ratio.
+  threshold, delta) with E[tau], its interval, the error rate, T*(nu) and the ratio;
+  of a budget study, one row per (instance, rule setting, budget run, checkpoint t)
+  with the error rate and the simple regret, each with its interval.
 
   Args:
     spec_or_path: a dict, or a string as `jbai.studies.spec.load` reads it: an
@@ -152,8 +159,8 @@ def study(spec_or_path, out=None, progress: bool = False):
 
   Returns:
     The cells as a pandas DataFrame when pandas is importable, else a dict of
-    columns (`jbai.studies.tables.CELL_COLUMNS`), each of the type it was
-    written with (`read_table`).
+    columns (`jbai.studies.tables.CELL_COLUMNS`, or `BUDGET_CELL_COLUMNS`), each
+    of the type it was written with (`read_table`).
 
   Example:
     >>> import jbai

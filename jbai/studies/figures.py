@@ -7,6 +7,15 @@
   drawn_ratio.png     over the drawn instances, the distribution of
                       E[tau] / (T*(nu) log(1/delta)) per rule, one panel per block and delta
 
+and those of a budget study (its cells have the columns budget and t):
+
+  error_over_t.png    the error rate P(J_t != a*) against t on log scales, one panel
+                      per named instance and per block of drawn instances (their
+                      trials pooled), one line per rule setting: an anytime rule's
+                      over every checkpoint with its Wilson 95% band, a fixed-budget
+                      rule's through its answer at each budget, with error bars
+  regret_over_t.png   the simple regret E[mu* - mu_{J_t}] against t (normal 95%)
+
 A figure is a function of cells.csv and trials.csv alone (never of a live run),
 so that `jbai plot DIR` redraws it; figures with nothing to show are skipped.
 The tables are checked once as they are read (`read_rows`): a file that is
@@ -42,6 +51,21 @@ CELL_CHECKS = {
     "error_ci_low": _RATE, "error_ci_high": _RATE, "t_star": _POSITIVE, "ratio": _POSITIVE}
 TRIAL_CHECKS = {"instance": _TEXT, "rule": _TEXT, "params": CELL_CHECKS["params"],
                 "threshold": _TEXT, "delta": _LEVEL, "tau": _TRIALS}
+# A budget study's tables (`tables.BUDGET_CELL_COLUMNS`, `BUDGET_TRIAL_COLUMNS`).
+_TIME = (lambda v: v >= 1, "a time, a whole number >= 1")
+BUDGET_CELL_CHECKS = {
+    **{c: CELL_CHECKS[c] for c in ("instance", "source", "group", "family", "rule", "params",
+                                   "K", "trials", "error_rate", "error_ci_low",
+                                   "error_ci_high")},
+    "budget": _TIME, "t": _TIME,
+    "simple_regret": (lambda v: 0 <= v < math.inf, "a finite number >= 0"),
+    "regret_ci_low": _BOUND, "regret_ci_high": _BOUND}
+BUDGET_TRIAL_CHECKS = {"instance": _TEXT, "rule": _TEXT, "params": CELL_CHECKS["params"],
+                       "budget": _TIME, "t": _TIME,
+                       "recommendation": (lambda v: v >= 0, "an arm, a whole number >= 0")}
+# Columns that only a budget study's cells have: a table with one of them is
+# checked as a budget study's.
+BUDGET_MARKS = ("budget", "simple_regret")
 
 
 def _show(text: str, limit: int = 60) -> str:
@@ -110,16 +134,30 @@ def read_rows(path: str, checks: dict, what: str) -> list:
   return rows
 
 
+def _header(path: str) -> list:
+  """The first line of a CSV file, split; [] when it cannot be read (`read_rows`
+  then says why)."""
+  try:
+    with open(path, encoding="utf-8", newline="") as f:
+      return next(csv.reader(f), [])
+  except (OSError, UnicodeDecodeError, csv.Error):
+    return []
+
+
 def read_tables(folder: str) -> tuple:
   """(cells, trials): the rows of the two tables of the study saved in `folder`,
-  checked (`read_rows`).
+  checked (`read_rows`): a budget study's (cells.csv has a column of
+  `BUDGET_MARKS`) against `BUDGET_CELL_CHECKS` and `BUDGET_TRIAL_CHECKS`.
 
   Raises:
     ValueError: one line naming the file at fault (a missing one: run the study).
   """
+  budget = any(c in _header(os.path.join(folder, "cells.csv")) for c in BUDGET_MARKS)
+  cell_checks, trial_checks = ((BUDGET_CELL_CHECKS, BUDGET_TRIAL_CHECKS) if budget else
+                               (CELL_CHECKS, TRIAL_CHECKS))
   out = []
-  for name, checks, what in (("cells.csv", CELL_CHECKS, "cell"),
-                             ("trials.csv", TRIAL_CHECKS, "trial")):
+  for name, checks, what in (("cells.csv", cell_checks, "cell"),
+                             ("trials.csv", trial_checks, "trial")):
     path = os.path.join(folder, name)
     if not os.path.isfile(path):
       raise ValueError(f"{folder} holds no {name}: run `jbai study SPEC --out {folder}` "
@@ -155,6 +193,8 @@ def draw(folder: str) -> list:
   plt = plots.pyplot()
   if plt is None:
     return []
+  if "budget" in cells[0]:
+    return _draw_budget(plt, folder, cells)
   show_thr = len({r["threshold"] for r in cells}) > 1
   for r in cells + trials:
     r["label"] = _label(r, show_thr)
@@ -279,3 +319,122 @@ def _drawn_ratio(plt, drawn):
   fig.suptitle("Over the drawn instances: the ratio to the lower bound per rule",
                fontsize=10)
   return fig
+
+
+# ---------------------------------------------------------------- budget studies
+
+def _draw_budget(plt, folder: str, cells: list) -> list:
+  """The figures of a budget study: error_over_t.png and regret_over_t.png."""
+  rows = _budget_rows(cells)
+  files = []
+  for name, fn in (("error_over_t.png", _error_over_t), ("regret_over_t.png", _regret_over_t)):
+    fig = fn(plt, rows)
+    if fig is not None:
+      files.append(plots.save(plt, fig, os.path.join(folder, name)))
+  return files
+
+
+def _fixed_budget(rule: str) -> bool:
+  """Whether the rule of that name samples with a fixed budget (`Rule.budget`);
+  False for a name jbai does not know or cannot build with its defaults."""
+  from jbai.rules import RULES
+  try:
+    return rule in RULES and RULES[rule]().budget is not None
+  except (TypeError, ValueError):
+    return False
+
+
+def _budget_rows(cells: list) -> list:
+  """The points of the curves, as floats: the named instances' cells, then each
+  block of drawn instances pooled per (rule setting, budget run, t)
+  (`_pooled_budget`), each labelled with its rule setting. A rule with a fixed
+  budget (one run per budget: `_fixed_budget`, or several runs in the table)
+  keeps the end of each run, t = T; an anytime rule every checkpoint of its run."""
+  named = [{**r, "panel": f"{r['instance']} ({r['family']}, K={r['K']})"}
+           for r in cells if r["source"] != "drawn"]
+  rows = [{**r, **{k: float(r[k]) for k in ("t", "trials", "error_rate", "error_ci_low",
+                                             "error_ci_high", "simple_regret",
+                                             "regret_ci_low", "regret_ci_high")}}
+          for r in named] + _pooled_budget([r for r in cells if r["source"] == "drawn"])
+  runs = {}
+  for r in rows:
+    r["label"] = _label(r, False)
+    runs.setdefault((r["panel"], r["label"]), set()).add(r["budget"])
+  for r in rows:
+    r["fixed"] = len(runs[r["panel"], r["label"]]) > 1 or _fixed_budget(r["rule"])
+  return [r for r in rows if not r["fixed"] or r["t"] == float(r["budget"])]
+
+
+def _pooled_budget(drawn: list) -> list:
+  """Cells of the drawn instances pooled per (block, rule setting, budget run, t):
+  the error over all their trials with its Wilson interval, and the mean simple
+  regret sum_i n_i m_i / N with the normal interval of half-width
+  sqrt(sum_i (n_i h_i)^2) / N (h_i: each cell's half-width)."""
+  from jbai.host.summary import wilson
+  pooled = {}
+  for r in drawn:
+    key = (r["group"], r["rule"], r["params"], r["budget"], r["t"])
+    n = int(r["trials"])
+    half = (float(r["regret_ci_high"]) - float(r["regret_ci_low"])) / 2
+    p = pooled.setdefault(key, {"count": 0, "n": 0, "wrong": 0, "regret": 0.0, "var": 0.0})
+    p["count"] += 1
+    p["n"] += n
+    p["wrong"] += round(float(r["error_rate"]) * n)
+    p["regret"] += n * float(r["simple_regret"])
+    p["var"] += (n * half) ** 2
+  out = []
+  for (group, rule, params, budget, t), p in pooled.items():
+    lo, hi = wilson(p["wrong"], p["n"])
+    mean, half = p["regret"] / p["n"], math.sqrt(p["var"]) / p["n"]
+    out.append({"panel": f"{group} (all {p['count']} instances)", "rule": rule,
+                "params": params, "budget": budget, "t": float(t), "trials": float(p["n"]),
+                "error_rate": p["wrong"] / p["n"], "error_ci_low": lo, "error_ci_high": hi,
+                "simple_regret": mean, "regret_ci_low": mean - half,
+                "regret_ci_high": mean + half})
+  return out
+
+
+def _curves(plt, rows: list, column: str, title: str):
+  """A panel per instance (or block), a line per rule setting of rows[column]
+  against t on log axes: an anytime rule's with its interval as a band, a
+  fixed-budget rule's (its answer at each budget) dashed with error bars; None
+  for no rows."""
+  panels = _ordered(rows, lambda r: r["panel"])[:MAX_PANELS]
+  if not panels:
+    return None
+  low, high = {"error_rate": ("error_ci_low", "error_ci_high"),
+               "simple_regret": ("regret_ci_low", "regret_ci_high")}[column]
+  fig, axes = plots.grid(plt, len(panels), 5.5, 3.8)
+  for ax, panel in zip(axes, panels):
+    mine = [r for r in rows if r["panel"] == panel]
+    for label in _ordered(mine, lambda r: r["label"]):
+      own = [r for r in mine if r["label"] == label]
+      t, y, lo, hi = map(np.asarray, zip(*sorted((r["t"], r[column], r[low], r[high])
+                                                 for r in own)))
+      lo = np.minimum(np.maximum(lo, 0.0), y)  # the tables keep 10 digits: see _bars
+      if own[0]["fixed"]:
+        ax.errorbar(t, y, yerr=_bars(y, lo, hi), marker="s", ms=4, capsize=3, ls="--",
+                    lw=1.0, label=f"{label} (at each budget)")
+      else:
+        drawn = ax.plot(t, y, marker="o", ms=2.5, lw=1.2, label=label)[0]
+        ax.fill_between(t, lo, hi, color=drawn.get_color(), alpha=0.15, lw=0)
+    ax.set_xscale("log")
+    # Log above the smallest value a cell can hold (one trial in n wrong, or the
+    # smallest mean regret seen), linear below it, so that 0 shows.
+    floor = (1 / max(r["trials"] for r in mine) if column == "error_rate" else
+             min([r[column] for r in mine if r[column] > 0] or [1.0]))
+    ax.set_yscale("symlog", linthresh=floor)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("t (rewards)")
+    ax.set_ylabel(title)
+    ax.set_title(panel, fontsize=9)
+    ax.legend(fontsize=6)
+  return fig
+
+
+def _error_over_t(plt, rows: list):
+  return _curves(plt, rows, "error_rate", r"$P(J_t \neq a^*)$ (Wilson 95%)")
+
+
+def _regret_over_t(plt, rows: list):
+  return _curves(plt, rows, "simple_regret", r"simple regret $\mu^* - \mu_{J_t}$ (95%)")

@@ -7,9 +7,11 @@ reproduction) runs once. A `Kind` says how the jobs of one kind run,
 intervals, quantiles over trials) or, for a batch of instances, the per-trial
 records, and how one is named in the progress lines, `label(job)`.
 
-Two kinds are defined here: "simulate" (one call of `jbai.simulate`, several
-deltas at once) and "trace" (one call of `jbai.trace`); `KINDS` maps them. The
-paper's gradient items add theirs (`jbai.reproduce.gradients`).
+Three kinds are defined here: "simulate" (one call of `jbai.simulate`, several
+deltas at once), "budget" (one call of `jbai.budget`: a batch of instances run to
+a budget, the recommendations at its checkpoints) and "trace" (one call of
+`jbai.trace`); `KINDS` maps them. The paper's gradient items add theirs
+(`jbai.reproduce.gradients`).
 """
 
 import json
@@ -165,6 +167,52 @@ def run_simulate(job: dict, progress, checkpoint=None) -> dict:
   return _simulation_summary(res, job["delta"])
 
 
+# ---------------------------------------------------------------- budget
+
+def budget_job(family: str, means, rule: str, rule_params: dict, budget: int,
+               checkpoints, trials: int, seed: int, dtype: Optional[str] = None,
+               family_params: Optional[dict] = None) -> dict:
+  """The job of one `jbai.budget` call: `trials` trials of each instance of
+  `means` [I, K] run to `budget` rewards, the recommendation recorded at each of
+  `checkpoints` (a list of times, the budget last). `dtype` defaults to JAX's
+  default float; `family_params` is recorded only when given."""
+  job = {"kind": "budget", "family": family, "means": np.asarray(means, float).tolist(),
+         "rule": rule, "rule_params": dict(rule_params), "budget": int(budget),
+         "checkpoints": [int(t) for t in checkpoints], "trials": int(trials),
+         "seed": int(seed), "dtype": dtype or dtype_name()}
+  if family_params:
+    job["family_params"] = dict(family_params)
+  return job
+
+
+def run_budget(job: dict, progress, checkpoint=None) -> dict:
+  """Runs a "budget" job: the recommendation of every trial at every checkpoint,
+  {"records": {"recommendation": [I, n, C] nested lists of ints}, "checkpoints":
+  [C], "trials": n, ...}.
+
+  `checkpoint` (`jbai.studies.store.Checkpoint`), when given, keeps the trials
+  finished so far, so that an interrupted job resumes where it stopped.
+  """
+  import jax
+  from jbai.families import get as get_family
+  from jbai.host.budget import budget
+  from jbai.rules import get as get_rule
+  means = np.atleast_2d(np.asarray(job["means"], float))  # a batch: [I, n, C] records
+  with jax.enable_x64(job["dtype"] == "float64"):
+    res = budget(jax.random.key(job["seed"]),
+                 get_family(job["family"], **job.get("family_params", {})), means,
+                 get_rule(job["rule"], **job["rule_params"]), job["budget"], job["trials"],
+                 checkpoints=job["checkpoints"], lanes=lanes_for(job["trials"] * len(means)),
+                 progress=lambda done, total, *_: progress.update(done, total, "trials"),
+                 done=None if checkpoint is None else checkpoint.done(),
+                 on_chunk=None if checkpoint is None else checkpoint.save)
+  return {"records": {"recommendation": np.asarray(res.recommendation, np.int64).tolist()},
+          "checkpoints": [int(t) for t in res.checkpoints], "trials": int(job["trials"]),
+          "wall_seconds": res.stats.get("wall_seconds"),
+          "compile_seconds": res.stats.get("compile_seconds"),
+          "useful_steps": res.stats.get("useful_steps")}
+
+
 # ---------------------------------------------------------------- trace
 
 def trace_job(family: str, means, rule: str, trials: int, horizon: int, points: int,
@@ -207,5 +255,7 @@ def run_trace(job: dict, progress) -> dict:
 
 
 KINDS = {"simulate": Kind(run_simulate, lambda job: run_label(job, f"{job['trials']} trials")),
+         "budget": Kind(run_budget, lambda job: run_label(
+             job, f"to T={job['budget']}, {job['trials']} trials")),
          "trace": Kind(run_trace, lambda job: run_label(
              job, f"trace {job['trials']}x{job['horizon']}"))}

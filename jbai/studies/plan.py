@@ -7,10 +7,16 @@ those of `jbai run` with the same seed. Every job of a study has the study's
 seed: the rules see common random numbers on each instance. A rule whose sampling
 depends on delta (`jbai.stops.takes_delta`) has one job per level; the others one
 trajectory per trial for every level.
+
+A budget study ([study] budget) has one job (`jbai.studies.jobs.budget_job`) per
+(instance group, rule setting, budget run), as `jbai run --budget` splits its
+budgets (`budget_runs`): an anytime rule runs once, to the largest budget, its
+recommendation recorded at every budget of the study; a rule that samples with a
+fixed budget (`Rule.budget`) runs once per budget.
 """
 
 from jbai.core.inputs import default_max_steps
-from jbai.studies.jobs import simulate_job
+from jbai.studies.jobs import budget_job, simulate_job
 from jbai.studies.spec import eps_params
 
 
@@ -22,9 +28,60 @@ def groups(instances: list) -> list:
   return list(out.values())
 
 
+def budget_runs(rule, budgets: list, checkpoints: int, num_arms: int) -> list:
+  """[(budget T, [checkpoint times])] of one rule setting in a budget study: an
+  anytime rule once to the largest budget, a rule with a fixed budget
+  (`rule.budget` not None) once per budget; each run records its budgets of the
+  study and `checkpoints` log-spaced times from K to its T
+  (`jbai.host.budget.checkpoint_times`; none for 0), T last.
+
+  Example:
+    >>> from jbai import rules
+    >>> budget_runs(rules.uniform(), [100, 1000], 0, 4)
+    [(1000, [100, 1000])]
+    >>> [t for t, _ in budget_runs(rules.successive_rejects(), [100, 1000], 0, 4)]
+    [100, 1000]
+  """
+  from jbai.host.budget import checkpoint_times
+  budgets = sorted(budgets)
+  out = []
+  for shown in ([[t] for t in budgets] if rule.budget is not None else [budgets]):
+    horizon = shown[-1]
+    extra = [] if not checkpoints else [int(t) for t in checkpoint_times(
+        horizon, checkpoints, num_arms)]
+    times = checkpoint_times(horizon, sorted(set(shown + extra)), num_arms)
+    out.append((horizon, [int(t) for t in times]))
+  return out
+
+
+def budget_plan(resolved: dict) -> list:
+  """[(instance indices, setting, budget T, job)] of a resolved budget study, in
+  run order: instance group, rule setting, then its runs (`budget_runs`)."""
+  import jax
+  from jbai.rules import get
+  study, instances = resolved["study"], resolved["instances"]
+  out = []
+  for members in groups(instances):
+    first = instances[members[0]]
+    means = [instances[i]["means"] for i in members]
+    for setting in resolved["settings"]:
+      rule = get(setting["rule"], **setting["params"])
+      with jax.enable_x64(study["dtype"] == "float64"):  # the counts of its checkpoints
+        runs = budget_runs(rule, study["budget"], study["checkpoints"], len(first["means"]))
+      for horizon, times in runs:
+        job = budget_job(first["family"], means, setting["rule"], setting["params"],
+                         horizon, times, first.get("trials", study["trials"]), study["seed"],
+                         study["dtype"], first["family_params"])
+        out.append((members, setting, horizon, job))
+  return out
+
+
 def plan(resolved: dict) -> list:
-  """[(instance indices, setting, deltas, job)] of a resolved study, in run order."""
+  """[(instance indices, setting, deltas, job)] of a resolved study, in run order
+  (of a budget study, `budget_plan`'s [(instance indices, setting, budget, job)])."""
   from jbai import stops
+  if resolved["study"].get("budget") is not None:
+    return budget_plan(resolved)
   from jbai.rules import get
   study, instances = resolved["study"], resolved["instances"]
   out = []

@@ -4,7 +4,9 @@ The schema (docs/guide/study.md has an example of each part):
 
   [study]        name, seed, trials (per instance and cell), delta (a level or
                  a list), threshold (a name or a list: gk16, kk, paper),
-                 max_steps, dtype ("float32" or "float64"), description
+                 max_steps, dtype ("float32" or "float64"), eps_good,
+                 description; or, for a budget study, budget (a budget or a
+                 list) and checkpoints (log-spaced times recorded besides)
   [[instances]]  one of
                    means = [...]                      a listed instance
                    draw = {count, arms, low, high}    or {count, arms, mean, sd};
@@ -20,8 +22,13 @@ The schema (docs/guide/study.md has an example of each part):
                  (the rule's own stop) to override the study's
 
 A rule that brings its own stop (LUCB, racing, elimination) runs with it unless
-its entry names a threshold. Every value is checked before any work, and a bad
-one raises `SpecError`: one line naming the key and the value.
+its entry names a threshold. With [study] budget the study is a budget study
+(`jbai.budget`): every trial runs to a budget and the rule's recommendation is
+recorded at checkpoints; a stop's keys (delta, threshold, eps_good, max_steps)
+have no use there and are refused, and a rule whose sampling needs delta is
+too. A rule that samples with a fixed budget (Successive Rejects, ...) runs in
+budget studies only. Every value is checked before any work, and a bad one
+raises `SpecError`: one line naming the key and the value.
 
 Studies shipped with jbai live in jbai/studies/shipped/NAME.toml (`shipped`);
 `load("gk16")` reads one by its name when no file of that name exists. A string
@@ -42,13 +49,17 @@ from jbai.studies import instances as inst_lib
 
 STUDY_DEFAULTS = {"name": "study", "seed": 0, "trials": 100, "delta": [0.1],
                   "threshold": ["gk16"], "max_steps": None, "dtype": "float32",
-                  "eps_good": None, "description": ""}
+                  "eps_good": None, "description": "", "budget": None, "checkpoints": None}
 INSTANCE_KEYS = ("name", "family", "family_params", "means", "draw", "preset", "csv",
                  "arms", "alpha", "trials", "max_steps")
 OVERRIDES = ("trials", "max_steps")  # an instance entry's own values of the study's
 SOURCES = ("means", "draw", "preset", "csv")
 DRAW_KEYS = ("count", "arms", "low", "high", "mean", "sd", "min_gap", "seed")
 RULE_KEYS = ("name", "threshold")  # beside the rule's own parameters
+# The keys of a study whose trials stop, which a budget study has no use for.
+STOP_KEYS = ("delta", "threshold", "eps_good", "max_steps")
+NO_STOP = "has no use in a budget study (study.budget), whose trials run to the budget " \
+          "without a stop: drop it"
 OWN = "own"  # threshold value: the rule's own stop
 DTYPES = ("float32", "float64")
 SEED_MAX = 2 ** 63
@@ -111,6 +122,10 @@ def _name(key: str, value, choices) -> str:
 
 def _study(table: dict) -> dict:
   _known("study", table, STUDY_DEFAULTS)
+  if table.get("budget") is not None:  # a budget study: a stop's keys first
+    for key in STOP_KEYS:
+      if key in table:
+        _fail(f"study.{key}", table[key], NO_STOP)
   s = {**STUDY_DEFAULTS, **table}
   if not isinstance(s["name"], str) or not s["name"].strip():
     _fail("study.name", s["name"], "must be a non-empty string")
@@ -135,7 +150,30 @@ def _study(table: dict) -> dict:
   from jbai.thresholds import THRESHOLDS
   s["threshold"] = [_name("study.threshold", t, THRESHOLDS)
                     for t in _list("study.threshold", s["threshold"])]
-  return s
+  return _budget(s)
+
+
+def _budget(s: dict) -> dict:
+  """The [study] settings of a budget study: its budgets (sorted), its count of
+  log-spaced checkpoints (default `jbai.host.budget.DEFAULT_CHECKPOINTS`), and no
+  stop (delta, threshold, eps_good and max_steps, refused by `_study`, are None)."""
+  if s["budget"] is None:
+    if s["checkpoints"] is not None:
+      _fail("study.checkpoints", s["checkpoints"], "records times of a run to a budget; "
+            "give [study] budget")
+    return s
+  import jax
+  from jbai.core.inputs import max_steps_limit
+  from jbai.host.budget import DEFAULT_CHECKPOINTS
+  with jax.enable_x64(s["dtype"] == "float64"):  # the counts the trials run with
+    limit = max_steps_limit()
+  budgets = [_int("study.budget", t, 1, limit) for t in _list("study.budget", s["budget"])]
+  if len(set(budgets)) < len(budgets):
+    _fail("study.budget", s["budget"], "repeats a budget")
+  count = DEFAULT_CHECKPOINTS if s["checkpoints"] is None else s["checkpoints"]
+  return {**s, "budget": sorted(budgets),
+          "checkpoints": _int("study.checkpoints", count, 0, 10_000),
+          **{key: None for key in STOP_KEYS}}
 
 
 def _family(where: str, entry: dict, default: Optional[str]):
@@ -245,6 +283,8 @@ def _instances(entries, study: dict, folder: str) -> list:
       rows += _preset(where, entry, label, study)
     else:
       rows += _csv(where, entry, label, study, folder)
+    if study["budget"] is not None and "max_steps" in entry:
+      _fail(f"{where}.max_steps", entry["max_steps"], NO_STOP)
     own = {k: _int(f"{where}.{k}", entry[k]) for k in OVERRIDES if k in entry}
     for row in rows:
       name, fam_name, fam_params, _, means, src, *group = row
@@ -311,19 +351,12 @@ def _csv(where: str, entry: dict, label, study: dict, folder: str) -> list:
   return rows
 
 
-def _settings(entries, study: dict, instances: list) -> list:
-  """[{rule, params, threshold}]: every rule setting (sweeps expanded) with each
-  threshold it runs with ("own": the rule's own stop), in spec order."""
-  from jbai import stops
+def _rules(entries, study: dict):
+  """Yields (where, entry, name, [(params, Rule)]) of each [[rules]] entry, its
+  sweeps expanded (the product of its lists), in spec order."""
   from jbai.rules import RULES, get
-  from jbai.thresholds import THRESHOLDS
   if not isinstance(entries, list) or not entries:
     _fail("rules", entries, "give at least one [[rules]] entry")
-  families = {}
-  for inst in instances:
-    families.setdefault((inst["family"], repr(sorted(inst["family_params"].items()))),
-                        inst)
-  out = []
   for i, entry in enumerate(entries):
     where = f"rules[{i}]"
     if not isinstance(entry, dict):
@@ -332,17 +365,39 @@ def _settings(entries, study: dict, instances: list) -> list:
     accepted = list(inspect.signature(RULES[name]).parameters)
     _known(where, entry, RULE_KEYS + tuple(accepted))
     swept = {k: _list(f"{where}.{k}", v) for k, v in entry.items() if k not in RULE_KEYS}
+    rules = []
+    for values in itertools.product(*swept.values()):
+      params = dict(zip(swept, values))
+      try:
+        rules.append((params, get(name, **{**eps_params(study), **params})))
+      except (TypeError, ValueError) as e:
+        _fail(where, params, str(e).splitlines()[0])
+    yield where, entry, name, rules
+
+
+def _settings(entries, study: dict, instances: list) -> list:
+  """[{rule, params, threshold}]: every rule setting (sweeps expanded) with each
+  threshold it runs with ("own": the rule's own stop), in spec order; for a
+  budget study [{rule, params}] (`_budget_settings`)."""
+  if study["budget"] is not None:
+    return _budget_settings(entries, study, instances)
+  from jbai import stops
+  from jbai.thresholds import THRESHOLDS
+  families = {}
+  for inst in instances:
+    families.setdefault((inst["family"], repr(sorted(inst["family_params"].items()))),
+                        inst)
+  out = []
+  for where, entry, name, rules in _rules(entries, study):
     thresholds = entry.get("threshold")
     if thresholds is not None:
       thresholds = _list(f"{where}.threshold", thresholds)
       for t in thresholds:
         _name(f"{where}.threshold", t, list(THRESHOLDS) + [OWN])
-    for values in itertools.product(*swept.values()):
-      params = dict(zip(swept, values))
-      try:
-        rule = get(name, **{**eps_params(study), **params})
-      except (TypeError, ValueError) as e:
-        _fail(where, params, str(e).splitlines()[0])
+    for params, rule in rules:
+      if rule.budget is not None:
+        _fail(f"{where}.name", name, "samples with a fixed budget and never stops; give "
+              "[study] budget = [T, ...] to run it to a budget")
       own = stops.own_stop(rule)
       chosen = thresholds or ([OWN] if own is not None else study["threshold"])
       for t in chosen:
@@ -365,6 +420,47 @@ def _settings(entries, study: dict, instances: list) -> list:
     if keys.count(k) > 1:
       _fail("rules", k[0], f"runs the setting {k[1]} with threshold {k[2]!r} twice")
   return out
+
+
+def _budget_settings(entries, study: dict, instances: list) -> list:
+  """[{rule, params}] of a budget study: every rule setting, each checked to run
+  to every budget on every instance's family and number of arms."""
+  shapes = {}  # the first instance of each family and K
+  for inst in instances:
+    shapes.setdefault((inst["family"], repr(sorted(inst["family_params"].items())),
+                       len(inst["means"])), inst)
+  out = []
+  for where, entry, name, rules in _rules(entries, study):
+    if "threshold" in entry:
+      _fail(f"{where}.threshold", entry["threshold"], NO_STOP)
+    for params, rule in rules:
+      for inst in shapes.values():
+        _check_budget_rule(where, rule, study, inst)
+      out.append({"rule": name, "params": params})
+  keys = [(s["rule"], repr(sorted(s["params"].items()))) for s in out]
+  for k in keys:
+    if keys.count(k) > 1:
+      _fail("rules", k[0], f"runs the setting {k[1]} twice")
+  return out
+
+
+def _check_budget_rule(where: str, rule, study: dict, inst: dict) -> None:
+  """Refuses a rule that cannot run to each budget of a study on an instance's
+  family and number of arms (`jbai.host.budget.check_rule`, `check_budget`): one
+  whose sampling needs delta, that refuses the family, or whose smallest budget
+  (or K) is above one of the study's."""
+  import jax
+  from jbai.families import get as get_family
+  from jbai.host.budget import check_budget, check_rule
+  family, num_arms = get_family(inst["family"], **inst["family_params"]), len(inst["means"])
+  try:
+    with jax.enable_x64(study["dtype"] == "float64"):  # the counts the trials run with
+      check_rule(family, rule, num_arms)
+      for t in study["budget"]:
+        check_budget(rule, t, num_arms)
+  except (TypeError, ValueError) as e:
+    _fail(f"{where}.name", rule.name, f"on instance {inst['name']!r} ({inst['family']}, "
+          f"K = {num_arms}): {str(e).splitlines()[0]}")
 
 
 def eps_params(study: dict) -> dict:
@@ -419,7 +515,8 @@ def resolve(spec: dict, folder: str = ".") -> dict:
   Returns:
     {"study": the [study] settings with defaults, "instances": [{name, family,
     family_params, means, source, group}], "settings": [{rule, params,
-    threshold}]}: JSON data, what study.json records.
+    threshold}] ([{rule, params}] in a budget study)}: JSON data, what
+    study.json records.
 
   Raises:
     SpecError: one line naming the key and the value.

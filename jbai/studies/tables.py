@@ -8,6 +8,15 @@ The tables hold only what the trials determine, in spec order, so that a rerun
           trials at the cap) with its Wilson 95% interval, T*(nu) and the ratio
           E[tau] / (T*(nu) log(1/delta));
   trials  one row per trial: the cell's keys, tau, the answer, correct, at_cap.
+
+A budget study's tables (`budget_tables`) have their own columns:
+
+  cells   one row per (instance, rule setting, budget run, checkpoint t): the
+          error rate P(J_t != a*) with its Wilson 95% interval and the simple
+          regret E[mu* - mu_{J_t}] with its normal 95% interval, as
+          `jbai.budget` gives them (`budget` is the run's T, `t` the checkpoint);
+  trials  one row per (cell, trial): the recommendation J_t, correct (J_t is the
+          best arm) and the regret mu* - mu_{J_t}.
 """
 
 import math
@@ -25,6 +34,11 @@ CELL_COLUMNS = ["instance", "source", "group", "family", "K", "rule", "params", 
                 "t_star_log", "ratio"]
 TRIAL_COLUMNS = ["instance", "rule", "params", "threshold", "delta", "trial", "tau", "answer",
                  "correct", "at_cap"]
+BUDGET_CELL_COLUMNS = ["instance", "source", "group", "family", "K", "rule", "params",
+                       "budget", "t", "trials", "error_rate", "error_ci_low", "error_ci_high",
+                       "simple_regret", "regret_ci_low", "regret_ci_high"]
+BUDGET_TRIAL_COLUMNS = ["instance", "rule", "params", "budget", "t", "trial", "recommendation",
+                        "correct", "regret"]
 # The type each column is written with, for reading the tables back: names and
 # settings are text (an instance named "1" stays "1", a rule without parameters
 # has params ""), counts whole numbers, the rest floats (an interval over one
@@ -33,10 +47,23 @@ COLUMN_TYPES = {
     **{c: str for c in ("instance", "source", "group", "family", "rule", "params",
                         "threshold")},
     **{c: int for c in ("K", "trials", "wrong", "at_cap", "trial", "tau", "answer",
-                        "correct")},
+                        "correct", "budget", "t", "recommendation")},
     **{c: float for c in ("delta", "mean_tau", "tau_ci_low", "tau_ci_high", "median_tau",
                           "error_rate", "error_ci_low", "error_ci_high", "t_star",
-                          "t_star_log", "ratio")}}
+                          "t_star_log", "ratio", "simple_regret", "regret_ci_low",
+                          "regret_ci_high", "regret")}}
+
+
+def is_budget(resolved: dict) -> bool:
+  """Whether a resolved study is a budget study ([study] budget)."""
+  return resolved["study"].get("budget") is not None
+
+
+def columns(resolved: dict) -> tuple:
+  """(cell columns, trial columns) of a resolved study's tables."""
+  if is_budget(resolved):
+    return BUDGET_CELL_COLUMNS, BUDGET_TRIAL_COLUMNS
+  return CELL_COLUMNS, TRIAL_COLUMNS
 
 
 def params_text(params: dict) -> str:
@@ -115,7 +142,10 @@ def _cell(inst: dict, setting: dict, delta: float, t_star: float, tau, correct,
 
 def tables(resolved: dict, records: dict, t_star: list = None) -> tuple:
   """(cell rows, trial rows) of the jobs that have run, in spec order: instance,
-  then rule setting, then delta (`CELL_COLUMNS`, `TRIAL_COLUMNS`)."""
+  then rule setting, then delta (`CELL_COLUMNS`, `TRIAL_COLUMNS`); of a budget
+  study, `budget_tables`'."""
+  if is_budget(resolved):
+    return budget_tables(resolved, records)
   instances, settings = resolved["instances"], resolved["settings"]
   t_star = t_stars(instances, resolved["study"].get("eps_good")) if t_star is None else t_star
   found = []
@@ -140,4 +170,47 @@ def tables(resolved: dict, records: dict, t_star: list = None) -> tuple:
     for j in range(len(r["tau"])):
       trials.append(head + [j, int(r["tau"][j]), int(r["answer"][j]), int(correct[j]),
                             int(cap[j])])
+  return cells, trials
+
+
+def _budget_cell(inst: dict, setting: dict, horizon: int, t: int, arms: np.ndarray) -> list:
+  """A budget study's cell: the error rate and simple regret of the
+  recommendations `arms` [n] at time t of a run to `horizon`."""
+  means = np.asarray(inst["means"], float)
+  n, wrong = len(arms), int(np.sum(arms != np.argmax(means)))
+  err_lo, err_hi = wilson(wrong, n)
+  mean, half = mean_ci((means.max() - means)[arms])
+  return [inst["name"], inst["source"], inst["group"], inst["family"], len(means),
+          setting["rule"], params_text(setting["params"]), horizon, t, n, wrong / n, err_lo,
+          err_hi, mean, mean - half, mean + half]
+
+
+def _budget_trials(inst: dict, setting: dict, horizon: int, t: int, arms: np.ndarray) -> list:
+  """A budget study's trial rows at time t: the recommendation, correct, regret."""
+  means = np.asarray(inst["means"], float)
+  gaps, best = means.max() - means, int(np.argmax(means))
+  head = [inst["name"], setting["rule"], params_text(setting["params"]), horizon, t]
+  return [head + [j, int(a), int(a == best), float(gaps[a])] for j, a in enumerate(arms)]
+
+
+def budget_tables(resolved: dict, records: dict) -> tuple:
+  """(cell rows, trial rows) of a budget study's jobs that have run, in spec
+  order: instance, rule setting, budget run (by T), checkpoint t, then trial
+  (`BUDGET_CELL_COLUMNS`, `BUDGET_TRIAL_COLUMNS`)."""
+  instances, settings = resolved["instances"], resolved["settings"]
+  found = []
+  for members, setting, horizon, job in plan(resolved):
+    res = result_of(records, job)
+    if res is None:
+      continue
+    rec = np.asarray(res["records"]["recommendation"], np.int64)  # [I, n, C]
+    for local, i in enumerate(members):
+      found.append(((i, settings.index(setting), horizon), setting, res["checkpoints"],
+                    rec[local]))
+  found.sort(key=lambda f: f[0])
+  cells, trials = [], []
+  for (i, _, horizon), setting, times, rec in found:
+    for c, t in enumerate(times):
+      cells.append(_budget_cell(instances[i], setting, horizon, t, rec[:, c]))
+      trials += _budget_trials(instances[i], setting, horizon, t, rec[:, c])
   return cells, trials
