@@ -1,4 +1,4 @@
-"""jbai: fixed-confidence best-arm identification in JAX.
+"""jbai: best-arm identification in JAX, at a fixed confidence and a fixed budget.
 
 The flat public API:
   jbai.families.gaussian() / bernoulli() / poisson() / exponential() / ...

@@ -95,7 +95,7 @@ def check_rule(family, rule, num_arms: int) -> None:
   if stops.takes_delta(rule.init(num_arms)):
     raise ValueError(f"rule {rule.name!r} samples with confidence bounds that depend on "
                      "delta, and a run to a budget has no delta; run a rule that samples "
-                     "without it (uniform, tcb, successive-rejects, ...) or jbai.simulate")
+                     "without it (uniform, tcb, successive-rejects, ...)")
   why = inputs.rule_refusal(family, rule)
   if why is not None:
     raise ValueError(why)
