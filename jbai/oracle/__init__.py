@@ -19,6 +19,11 @@ Python boundary and accept a batch [I, K] of instances. `exact_solve`,
 `projected_solve` and `exact_beta_solve` are the raw pure functions (no validation,
 safe on ties) for use inside jitted code; `gamma_bounds` certifies any allocation.
 
+The fixed budget's oracle (`jbai.oracle.budget`): `budget_rate` is Glynn &
+Juneja's large-deviation rate Gamma_FB(w, nu) of a static allocation's P(error at
+T), and `budget_solve` / `budget_allocation` its maximiser w_FB(nu), by the exact
+solver on the family with its KL reversed.
+
 The eps-good oracle (`jbai.oracle.eps`): `eps_solve` (raw) and
 `eps_optimal_allocation` (validated) give T*_eps(nu) = 1 / Gamma_eps(nu), w*_eps(nu)
 and the answer for eps-best-arm identification with an additive eps (Garivier &
@@ -47,6 +52,7 @@ from jbai import families
 from jbai import checks as traced_checks
 from jbai.checks import run_checked
 from jbai.families.base import Family, check_means
+from jbai.oracle.budget import budget_allocation, budget_rate, budget_solve, reversed_family
 from jbai.oracle.exact import (OracleInfo, default_iters, exact_beta_solve, exact_solve,
                                gamma_bounds, relative_gap)
 from jbai.oracle.eps import (EpsOracle, check_eps, eps_gamma, eps_optimal_allocation,
@@ -220,7 +226,8 @@ def beta_optimal_allocation(family: Union[Family, str], means: ArrayLike,
   return exact_beta_solve(family, means, jnp.asarray(b, means.dtype))
 
 
-__all__ = ["METHODS", "EpsOracle", "OracleInfo", "beta_optimal_allocation", "check_eps",
+__all__ = ["METHODS", "EpsOracle", "OracleInfo", "beta_optimal_allocation", "budget_allocation",
+           "budget_rate", "budget_solve", "check_eps", "reversed_family",
            "eps_gamma", "eps_optimal_allocation", "eps_solve", "exact_beta_solve",
            "exact_solve", "gamma_bounds", "optimal_allocation", "projected_solve",
            "relative_gap", "scale_by_simplex_geometry", "t_star_gradient",
