@@ -176,7 +176,7 @@ def main():
   parser.add_argument("--trials-20", type=int, default=400, help="trials, K = 20")
   parser.add_argument("--trials-100", type=int, default=100, help="trials, K = 100")
   parser.add_argument("--trials-1000", type=int, default=12, help="trials, K = 1000")
-  parser.add_argument("--cases", default=",".join(CASES))
+  parser.add_argument("--cases", default=",".join(CASES), help="the rows (empty: none)")
   parser.add_argument("--budget-cases", default=",".join(BUDGET_CASES),
                       help="the budget rows (empty: none)")
   parser.add_argument("--lanes", type=int, default=None)
@@ -195,7 +195,7 @@ def main():
         f"{'x 1/core':>7}")
   trials = {"20": args.trials_20, "100": args.trials_100, "1000": args.trials_1000}
   rows = []
-  for case in args.cases.split(","):
+  for case in filter(None, args.cases.split(",")):
     rows.append(compare(case, trials.get(case.rsplit("-", 1)[1], args.trials),
                         lanes=args.lanes))
     print_row(rows[-1])
