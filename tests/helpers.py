@@ -1,11 +1,13 @@
 """Helpers shared by several test modules (not a test module itself)."""
 
 import json
+import math
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from scipy import integrate, stats
 
 import jbai
 from jbai import cli, rules
@@ -51,3 +53,18 @@ def eps_run_three_ways(name, means, eps, n, tmp_path, capsys, delta=0.01, seed=3
                                   err_msg=field)
   assert rec["eps_good"] == eps and rec["mean_tau"] == pytest.approx(sim.tau.mean())
   return rec, sim
+
+
+def uniform_error(means, t: int, sigma: float = 1.0) -> float:
+  """The exact P(error) of round-robin sampling on Gaussian arms after t rewards:
+  arm i has n_i = t // K (+1 for the first t mod K arms) and the answer is the
+  largest sample mean: int phi_0(x) (1 - prod_{j>0} Phi_j(x)) dx, to a relative
+  1e-10 however small it is."""
+  k = len(means)
+  n = [t // k + (1 if i < t % k else 0) for i in range(k)]
+  sd = [sigma / math.sqrt(m) for m in n]
+  f = lambda x: stats.norm.pdf(x, means[0], sd[0]) * -math.expm1(sum(
+      stats.norm.logcdf(x, means[j], sd[j]) for j in range(1, k)))
+  lo, hi = means[0] - 40 * sd[0], means[0] + 12 * sd[0]
+  return integrate.quad(f, lo, hi, limit=400, epsabs=0.0, epsrel=1e-10,
+                        points=[means[0], max(means[1:])])[0]

@@ -8,10 +8,11 @@ import math
 import jax
 import numpy as np
 import pytest
-from scipy import integrate, stats
 
 import jbai
 from jbai import cli
+
+from helpers import uniform_error
 
 KEY = jax.random.key(0)
 BERN = [0.5, 0.45, 0.43, 0.4, 0.3]
@@ -43,19 +44,6 @@ def test_the_recommendation_is_the_empirical_best_arm_at_each_checkpoint():
   np.testing.assert_allclose(res.regret, gaps[res.recommendation].mean(0), rtol=1e-6)
   assert ((res.error_ci[:, 0] <= res.error) & (res.error <= res.error_ci[:, 1])).all()
   assert res.error[0] > res.error[-1]  # the empirical best after one pull each, then 10
-
-
-def uniform_error(means, t: int, sigma: float = 1.0) -> float:
-  """The exact P(error) of round-robin sampling on Gaussian arms after t rewards:
-  arm i has n_i = t // K (+1 for the first t mod K arms) and the answer is the
-  largest sample mean: 1 - int phi_0(x) prod_{j>0} Phi_j(x) dx."""
-  k = len(means)
-  n = [t // k + (1 if i < t % k else 0) for i in range(k)]
-  sd = [sigma / math.sqrt(m) for m in n]
-  f = lambda x: stats.norm.pdf(x, means[0], sd[0]) * np.prod(
-      [stats.norm.cdf(x, means[j], sd[j]) for j in range(1, k)])
-  lo, hi = means[0] - 12 * sd[0], means[0] + 12 * sd[0]
-  return 1.0 - integrate.quad(f, lo, hi, limit=200)[0]
 
 
 def test_uniform_on_gaussian_arms_has_the_exact_error():

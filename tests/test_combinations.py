@@ -35,6 +35,11 @@ def own_stop(rule: str) -> bool:
   return jbai.stops.own_stop(rules.get(rule)) is not None
 
 
+def budget_only(rule: str) -> bool:
+  """Whether the rule samples with a fixed budget (it runs with --budget only)."""
+  return rules.get(rule).budget is not None
+
+
 def argv_of(family, threshold, rule, stop=None):
   thr = [] if own_stop(rule) and stop is None else ["--threshold", threshold]
   return ["run", "--family", family, "--means", MEANS[family], "--rule", rule] + thr + \
@@ -75,8 +80,11 @@ def test_every_refusal_suggests_a_combination_that_is_accepted():
     assert alt[3] is not None or alt[:3] not in found, \
         f"{(family, threshold, rule)} points to the refused {alt}"
     assert len(plan(argv_of(*alt))) == 1
-  # The issue's circle: kk is proven for Weibull rewards (exponential in x^k).
-  assert not any(k[:2] == ("weibull", "kk") and not own_stop(k[2]) for k in found)
+  # The issue's circle: kk is proven for Weibull rewards (exponential in x^k). The
+  # rules that sample with a fixed budget are refused without --budget, everywhere.
+  assert not any(k[:2] == ("weibull", "kk") and not own_stop(k[2]) and not budget_only(k[2])
+                 for k in found)
+  assert all(k in found for k in COMBINATIONS if budget_only(k[2]))
   assert ("weibull", "paper", "tcb") in found
   assert found["weibull", "paper", "tcb"][1] == ("weibull", "kk", "tcb", None)
   # Some combination runs for every family, and every threshold for some family.
@@ -101,7 +109,8 @@ def covering(combos):
   """A few of `combos` that between them use every rule, family and threshold of it.
 
   Each rule once, on the threshold (then family) used least so far: one compile per
-  rule rather than one per combination.
+  rule rather than one per combination; then one more for each family or threshold
+  that these left out.
   """
   chosen = []
   for rule in sorted({c[2] for c in combos}):
@@ -109,6 +118,9 @@ def covering(combos):
     chosen.append(min((c for c in combos if c[2] == rule),
                       key=lambda c: (sum(u[1] == c[1] for u in used),
                                      sum(u[0] == c[0] for u in used), c)))
+  for axis in (0, 1):
+    for value in sorted({c[axis] for c in combos} - {c[axis] for c in chosen}):
+      chosen.append(min(c for c in combos if c[axis] == value))
   return chosen
 
 

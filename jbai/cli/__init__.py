@@ -120,6 +120,10 @@ def build_parser() -> argparse.ArgumentParser:
                  help="the eps-good oracle: T*_eps(nu), w*_eps(nu) and the answer for "
                  "eps-good answers, mu_answer >= max mu - EPS (Garivier & Kaufmann 2021; "
                  "exact method only)")
+  p.add_argument("--budget", action="store_true",
+                 help="also the fixed budget's oracle: the static allocation w_FB(nu) "
+                 "of largest rate Gamma_FB(nu), P(error at T) ~ exp(-T Gamma_FB) (Glynn "
+                 "& Juneja 2004; the KL reversed)")
   p.add_argument("--json", action="store_true")
   add_device_args(p)
   p.set_defaults(func=cmd_oracle)

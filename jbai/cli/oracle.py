@@ -2,6 +2,9 @@
 
 With --eps-good EPS, the eps-good oracle (`jbai.oracle.eps`): w*_eps(nu),
 Gamma_eps(nu), T*_eps(nu), T*_eps(nu) log(1/delta) and the answer that attains it.
+With --budget, also the fixed budget's (`jbai.oracle.budget`): the static
+allocation w_FB(nu) of largest large-deviation rate Gamma_FB(nu), and the rate of
+w(nu) at a fixed budget.
 """
 
 from jbai.cli import render
@@ -14,11 +17,15 @@ def cmd_oracle(args) -> int:
   jax.config.update("jax_enable_x64", True)
   import numpy as np
   from jbai.core.inputs import log_inv_delta
-  from jbai.oracle import eps_optimal_allocation, optimal_allocation
+  from jbai.oracle import (budget_allocation, budget_rate, eps_optimal_allocation,
+                           optimal_allocation)
   family = family_from_args(args)
   means = args.means
   deltas = checked_deltas(args.delta)
   eps = getattr(args, "eps_good", None)
+  if eps is not None and args.budget:
+    raise ValueError("--budget gives the best arm's oracle at a fixed budget; it does not "
+                     "take --eps-good")
   if eps is None:
     w, gam, _ = optimal_allocation(family, np.asarray(means), method=args.method)
   else:
@@ -35,6 +42,12 @@ def cmd_oracle(args) -> int:
          "t_star_log": logs[0] if single else logs, "method": args.method}
   if eps is not None:
     out.update({"eps_good": float(eps), "answer": int(answer)})
+  if args.budget:
+    w_fb, rate = budget_allocation(family, np.asarray(means))
+    out.update({"w_budget": [float(x) for x in np.asarray(w_fb)],
+                "gamma_budget": float(rate),
+                "gamma_budget_of_w": float(budget_rate(family, np.asarray(means),
+                                                       np.asarray(w)))})
   if args.json:
     render.print_json(out)
   else:

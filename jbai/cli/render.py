@@ -210,11 +210,19 @@ def print_oracle(out: dict, logs: list) -> None:
     print(f"eps     {out['eps_good']:g} (eps-good answers, mu_answer >= max mu - eps; "
           f"Garivier & Kaufmann 2021)")
   col, label = (12, 27) if eps else (10, 23)
-  print(f"{'arm':>4} {'mean':>12} {('w*' if eps else 'w') + sub + '(nu)':>{col}}")
+  budget = "w_budget" in out
+  print(f"{'arm':>4} {'mean':>12} {('w*' if eps else 'w') + sub + '(nu)':>{col}}" +
+        (f" {'w_FB(nu)':>{col}}" if budget else ""))
   for i, (m, x) in enumerate(zip(out["means"], out["w"])):
     print(f"{i:>4} {m:>12.6g} {x:>{col}.6f}" +
+          (f" {out['w_budget'][i]:>{col}.6f}" if budget else "") +
           ("   answer" if eps and i == out["answer"] else ""))
   print(f"{'Gamma' + sub + '(nu)':<{label}}{out['gamma']:.6g}")
   print(f"{'T*' + sub + '(nu) = 1/Gamma' + sub:<{label}}{1 / out['gamma']:.6g}")
   for d, v in zip(deltas, logs):
     print(f"{'T*' + sub + '(nu) log(1/delta)':<{label}}{v:.6g}   (delta = {show_delta(d)})")
+  if budget:
+    print(f"{'Gamma_FB(nu)':<{label}}{out['gamma_budget']:.6g}   (w_FB's rate: "
+          f"P(error at T) ~ exp(-T Gamma_FB))")
+    print(f"{'Gamma_FB(w(nu), nu)':<{label}}{out['gamma_budget_of_w']:.6g}   "
+          f"(w(nu)'s rate at a fixed budget)")

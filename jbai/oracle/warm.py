@@ -404,6 +404,10 @@ def _solve_one(family: Family, max_iters: int, newton_steps: Optional[int], mean
   fresh = (start.top != a) | ~(start.v > 0) | ~(start.v < 1) | ~jnp.all(jnp.isfinite(start.q))
   v0 = jnp.where(fresh, cold_v(k), start.v).astype(dtype)
   q0 = jnp.where(fresh, 1.0, start.q).astype(dtype)
+  # An arm whose q puts u_i = q_i y / D_i at or beyond 1 starts cold (q_i = 1):
+  # its D_i fell by orders of magnitude since the last solve (its mean left an edge
+  # of Theta), and u_i at the edge of (0, 1) would give it all the weight.
+  q0 = jnp.where(q0 * v0 * p.y_max < p.d, q0, 1.0)
 
   if newton_steps is not None:
     u, v, restart, evals = _fixed(p, _guess(p, q0, v0), v0, solve, newton_steps)
