@@ -82,13 +82,17 @@ def successive_rejects_trial(family, means, budget):
 
 
 @njit
+def _trial(rule, family, means, budget):
+  if rule == UNIFORM:
+    return uniform_trial(family, means, budget)
+  return successive_rejects_trial(family, means, budget)
+
+
+@njit
 def _run(rule, family, means, budget, n_trials):
   out = np.empty(n_trials, np.int64)
   for j in range(n_trials):
-    if rule == UNIFORM:
-      out[j] = uniform_trial(family, means, budget)
-    else:
-      out[j] = successive_rejects_trial(family, means, budget)
+    out[j] = _trial(rule, family, means, budget)
   return out
 
 
@@ -96,10 +100,7 @@ def _run(rule, family, means, budget, n_trials):
 def _run_parallel(rule, family, means, budget, n_trials):
   out = np.empty(n_trials, np.int64)
   for j in prange(n_trials):
-    if rule == UNIFORM:
-      out[j] = uniform_trial(family, means, budget)
-    else:
-      out[j] = successive_rejects_trial(family, means, budget)
+    out[j] = _trial(rule, family, means, budget)
   return out
 
 

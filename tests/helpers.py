@@ -68,3 +68,21 @@ def uniform_error(means, t: int, sigma: float = 1.0) -> float:
   lo, hi = means[0] - 40 * sd[0], means[0] + 12 * sd[0]
   return integrate.quad(f, lo, hi, limit=400, epsabs=0.0, epsrel=1e-10,
                         points=[means[0], max(means[1:])])[0]
+
+
+def write(tmp_path, text, name="spec.toml"):
+  """A study spec `text` written to tmp_path / name: its path."""
+  path = tmp_path / name
+  path.write_text(text)
+  return str(path)
+
+
+def refused_study_error(tmp_path, capsys, text) -> str:
+  """`jbai study` of the spec `text`: asserts it is refused before any work (exit
+  code 2, one line on stderr, no output folder) and returns that line."""
+  out = tmp_path / "out"
+  assert cli.main(["study", write(tmp_path, text), "--out", str(out)]) == 2
+  err = capsys.readouterr().err
+  assert err.count("\n") == 1 and err.startswith("jbai: error: "), err
+  assert not out.exists()  # refused before any work
+  return err

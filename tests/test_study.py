@@ -19,6 +19,8 @@ from jbai.host import io
 from jbai.studies import jobs as jobs_lib, plan as plan_lib, spec as spec_lib, tables
 from jbai.studies.store import Checkpoint
 
+from helpers import refused_study_error, write
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "docs", "guide", "study.md")
 
@@ -49,12 +51,6 @@ def doc_specs() -> list:
   """The TOML blocks of docs/guide/study.md: the example, then the issue's study."""
   with open(DOC, encoding="utf-8") as f:
     return re.findall(r"```toml\n(.*?)```", f.read(), re.S)
-
-
-def write(tmp_path, text, name="spec.toml"):
-  path = tmp_path / name
-  path.write_text(text)
-  return str(path)
 
 
 def test_the_issue_spec_resolves_to_its_size():
@@ -331,12 +327,8 @@ BAD = {
 @pytest.mark.parametrize("kind", list(BAD))
 def test_a_bad_spec_gets_one_line_naming_key_and_value_and_exit_2(tmp_path, capsys, kind):
   text, names = BAD[kind]
-  out = tmp_path / "out"
-  assert cli.main(["study", write(tmp_path, text), "--out", str(out)]) == 2
-  err = capsys.readouterr().err
-  assert err.count("\n") == 1 and err.startswith("jbai: error: "), err
+  err = refused_study_error(tmp_path, capsys, text)
   assert names in err, err
-  assert not out.exists()  # refused before any work
 
 
 def test_error_bars_are_never_negative():

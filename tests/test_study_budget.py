@@ -17,6 +17,8 @@ from jbai import cli
 from jbai.host import io
 from jbai.studies import jobs as jobs_lib, plan as plan_lib, spec as spec_lib, tables
 
+from helpers import refused_study_error, write
+
 # Two budgets and four log-spaced checkpoints; a listed instance and a drawn block
 # with the same K, so that each run's program serves both (float32, 8 lanes).
 SPEC = """
@@ -44,12 +46,6 @@ name = "successive-rejects"
 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def write(tmp_path, text, name="spec.toml"):
-  path = tmp_path / name
-  path.write_text(text)
-  return str(path)
 
 
 def test_an_anytime_rule_runs_once_and_a_fixed_budget_rule_once_per_budget():
@@ -271,12 +267,8 @@ BAD = {
 @pytest.mark.parametrize("kind", list(BAD))
 def test_a_bad_budget_spec_gets_one_line_and_exit_2(tmp_path, capsys, kind):
   text, fragment = BAD[kind]
-  out = tmp_path / "out"
-  assert cli.main(["study", write(tmp_path, text), "--out", str(out)]) == 2
-  err = capsys.readouterr().err
-  assert err.count("\n") == 1 and err.startswith("jbai: error: "), err
+  err = refused_study_error(tmp_path, capsys, text)
   assert fragment in err, err
-  assert not out.exists()  # refused before any work
 
 
 def test_jbai_study_returns_a_budget_study_cells_with_their_types():

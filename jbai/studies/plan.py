@@ -54,25 +54,32 @@ def budget_runs(rule, budgets: list, checkpoints: int, num_arms: int) -> list:
   return out
 
 
+def group_settings(resolved: dict):
+  """(instance indices, first instance, means of each, rule setting) of a resolved
+  study, in run order: each instance group (`groups`), then each rule setting."""
+  instances = resolved["instances"]
+  for members in groups(instances):
+    means = [instances[i]["means"] for i in members]
+    for setting in resolved["settings"]:
+      yield members, instances[members[0]], means, setting
+
+
 def budget_plan(resolved: dict) -> list:
   """[(instance indices, setting, budget T, job)] of a resolved budget study, in
   run order: instance group, rule setting, then its runs (`budget_runs`)."""
   import jax
   from jbai.rules import get
-  study, instances = resolved["study"], resolved["instances"]
+  study = resolved["study"]
   out = []
-  for members in groups(instances):
-    first = instances[members[0]]
-    means = [instances[i]["means"] for i in members]
-    for setting in resolved["settings"]:
-      rule = get(setting["rule"], **setting["params"])
-      with jax.enable_x64(study["dtype"] == "float64"):  # the counts of its checkpoints
-        runs = budget_runs(rule, study["budget"], study["checkpoints"], len(first["means"]))
-      for horizon, times in runs:
-        job = budget_job(first["family"], means, setting["rule"], setting["params"],
-                         horizon, times, first.get("trials", study["trials"]), study["seed"],
-                         study["dtype"], first["family_params"])
-        out.append((members, setting, horizon, job))
+  for members, first, means, setting in group_settings(resolved):
+    rule = get(setting["rule"], **setting["params"])
+    with jax.enable_x64(study["dtype"] == "float64"):  # the counts of its checkpoints
+      runs = budget_runs(rule, study["budget"], study["checkpoints"], len(first["means"]))
+    for horizon, times in runs:
+      job = budget_job(first["family"], means, setting["rule"], setting["params"],
+                       horizon, times, first.get("trials", study["trials"]), study["seed"],
+                       study["dtype"], first["family_params"])
+      out.append((members, setting, horizon, job))
   return out
 
 
@@ -83,22 +90,19 @@ def plan(resolved: dict) -> list:
   if resolved["study"].get("budget") is not None:
     return budget_plan(resolved)
   from jbai.rules import get
-  study, instances = resolved["study"], resolved["instances"]
+  study = resolved["study"]
   out = []
-  for members in groups(instances):
-    first = instances[members[0]]
-    means = [instances[i]["means"] for i in members]
-    for setting in resolved["settings"]:
-      rule = get(setting["rule"], **{**eps_params(study), **setting["params"]})
-      own = setting["threshold"] == "own"
-      levels = study["delta"]
-      split = stops.takes_delta(rule.init(len(first["means"])))
-      for deltas in ([[d] for d in levels] if split else [levels]):
-        cap = first.get("max_steps", study["max_steps"]) or default_max_steps(rule)
-        job = simulate_job(first["family"], means, setting["rule"], setting["params"],
-                           deltas, first.get("trials", study["trials"]),
-                           None if own else setting["threshold"], cap,
-                           study["seed"], study["dtype"],
-                           first["family_params"], study.get("eps_good"))
-        out.append((members, setting, deltas, job))
+  for members, first, means, setting in group_settings(resolved):
+    rule = get(setting["rule"], **{**eps_params(study), **setting["params"]})
+    own = setting["threshold"] == "own"
+    levels = study["delta"]
+    split = stops.takes_delta(rule.init(len(first["means"])))
+    for deltas in ([[d] for d in levels] if split else [levels]):
+      cap = first.get("max_steps", study["max_steps"]) or default_max_steps(rule)
+      job = simulate_job(first["family"], means, setting["rule"], setting["params"],
+                         deltas, first.get("trials", study["trials"]),
+                         None if own else setting["threshold"], cap,
+                         study["seed"], study["dtype"],
+                         first["family_params"], study.get("eps_good"))
+      out.append((members, setting, deltas, job))
   return out
