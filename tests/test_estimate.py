@@ -18,50 +18,68 @@ from scipy.stats import norm
 import jbai
 
 
-def budget(n: int) -> jbai.Threshold:
-  """A 'threshold' that stops every trial at exactly t = n (a fixed budget): the
-  answer is then the empirical best arm after n rewards."""
-
-  def init(delta, num_arms):
-    del num_arms
-    return {"n": jnp.asarray(n, jnp.int32), "zero": jnp.zeros_like(delta)}
-
-  def value(params, family, arm_stats, top, ch):
-    del family, top, ch
-    return jnp.where(arm_stats.t >= params["n"], -jnp.inf, jnp.inf) + params["zero"]
-
-  return jbai.Threshold("budget", init, value, (("n", n),))
-
-
 def z_value(level: float, comparisons: int = 1) -> float:
   """Two-sided normal quantile for `comparisons` intervals holding jointly at `level`."""
   return float(norm.ppf(1 - (1 - level) / (2 * comparisons)))
 
 
-def test_gradient_of_the_error_after_a_fixed_budget_is_exact():
-  """Round-robin on two Gaussian arms (sigma = 1) for n = 50 rewards: the empirical
-  best arm is wrong with probability 1 - Phi(Delta sqrt(n) / 2), whose derivative
-  in mu_0 is -phi(z) sqrt(n) / 2 (and the opposite in mu_1). E[tau] = n exactly, so
-  its gradient is 0 exactly."""
+def test_gradients_at_a_fixed_budget_are_exact():
+  """Round-robin on two Gaussian arms (sigma = 1) run to a budget of n = 50 rewards:
+  the empirical best arm is wrong with probability p = 1 - Phi(Delta sqrt(n) / 2),
+  whose derivative in mu_0 is -phi(z) sqrt(n) / 2 (and the opposite in mu_1); the
+  simple regret is Delta p, of derivative p - Delta phi(z) sqrt(n) / 2 in mu_0 (its
+  pathwise part p plus the likelihood ratio's). E[tau] = n exactly, so its gradient
+  is 0 exactly."""
   n, means = 50, jnp.array([0.2, 0.0])
-  est = jbai.estimate(jax.random.key(7), "gaussian", means, "uniform", 0.5, 20_000,
-                      threshold=budget(n))
-  z = float(means[0] - means[1]) * math.sqrt(n) / 2
+  est = jbai.estimate(jax.random.key(7), "gaussian", means, "uniform", None, 20_000, budget=n)
+  gap = float(means[0] - means[1])
+  z = gap * math.sqrt(n) / 2
   exact_err = 1 - norm.cdf(z)
   slope = norm.pdf(z) * math.sqrt(n) / 2
-  assert np.all(np.asarray(est.trials.tau) == n)
+  assert np.all(np.asarray(est.trials.tau) == n) and not np.any(est.trials.hit_cap)
   # tau = n: the causal score sum_{t < n} S_t = (n - 1) S_n - sum_s s s_s lies in the
   # span of the control variates (phi = 1, t), so the regression removes it up to
   # rounding; the whole-score estimator's leave-one-out baseline gives 0 exactly.
   np.testing.assert_allclose(est.grad_mean_tau["means"], 0.0, atol=1e-6)
-  score = jbai.estimate(jax.random.key(7), "gaussian", means, "uniform", 0.5, 64,
-                        threshold=budget(n), estimator="score")
+  score = jbai.estimate(jax.random.key(7), "gaussian", means, "uniform", None, 64,
+                        budget=n, estimator="score")
   np.testing.assert_array_equal(score.grad_mean_tau["means"], 0.0)
-  zq = z_value(0.99, 3)  # 99% jointly over the three comparisons below
+  zq = z_value(0.99, 6)  # 99% jointly over the six comparisons below
   assert abs(est.error_rate - exact_err) < zq * est.error_rate_se
   g, se = est.grad_error_rate["means"], est.grad_error_rate_se["means"]
   assert abs(g[0] + slope) < zq * se[0] and abs(g[1] - slope) < zq * se[1]
   assert se[0] < 0.03 * slope  # the check has power: a 3% standard error
+  assert abs(est.regret - gap * exact_err) < zq * est.regret_se
+  g, se = est.grad_regret["means"], est.grad_regret_se["means"]
+  d_regret = exact_err - gap * slope
+  assert abs(g[0] - d_regret) < zq * se[0] and abs(g[1] + d_regret) < zq * se[1]
+  # jax.grad of the regret is its gradient, the pathwise part included
+  d = jax.grad(lambda m: jbai.estimate(jax.random.key(7), "gaussian", m, "uniform", None, 64,
+                                       budget=n).regret)(means)
+  small = jbai.estimate(jax.random.key(7), "gaussian", means, "uniform", None, 64, budget=n)
+  np.testing.assert_allclose(d, small.grad_regret["means"], rtol=1e-10)
+
+
+def test_a_run_to_a_budget_is_that_of_jbai_budget_as_a_pure_function():
+  """rollout(budget=T, checkpoints=...) records the recommendations of jbai.budget
+  (Successive Rejects: its phases end at the checkpoints), under jit; a stopped
+  run's options are refused with a budget, and checkpoints without one."""
+  args = (jax.random.key(3), "bernoulli", [0.6, 0.5, 0.3])
+  host = jbai.budget(*args, "successive-rejects", 90, 50, checkpoints=[20, 45])
+  run = jax.jit(lambda m: jbai.rollout(args[0], args[1], m, "successive-rejects", None, 50,
+                                       scores=False, budget=90, checkpoints=[20, 45]))
+  trials = run(jnp.asarray(args[2]))
+  np.testing.assert_array_equal(trials.answer, host.recommendation)
+  np.testing.assert_array_equal(trials.tau, np.broadcast_to([20, 45, 90], (50, 3)))
+  np.testing.assert_array_equal(np.mean(~np.asarray(trials.correct), axis=0), host.error)
+  with pytest.raises(ValueError, match="no delta"):
+    jbai.rollout(*args, "uniform", 0.1, 8, budget=90)
+  with pytest.raises(ValueError, match="no max_steps"):
+    jbai.estimate(*args, "uniform", None, 8, max_steps=100, budget=90)
+  with pytest.raises(ValueError, match="checkpoints are the times of a run to a budget"):
+    jbai.rollout(*args, "uniform", 0.1, 8, checkpoints=[5])
+  with pytest.raises(ValueError, match="budget must be at least"):
+    jbai.estimate(*args, "uniform", None, 8, budget=2)
 
 
 def test_jax_grad_is_the_likelihood_ratio_estimate_and_nan_where_undefined():
@@ -154,6 +172,32 @@ def test_cli_grad_prints_gradients_next_to_the_oracle(capsys):
   assert code == 0 and text.count("dE[tau]/dmu") == 4
 
 
+def test_cli_grad_at_a_budget(capsys):
+  """`jbai grad --budget`: P(error) and the simple regret with their gradients per
+  rule and budget (an anytime rule runs once for both budgets); the options of a
+  run that stops are refused in one line."""
+  from jbai import cli
+  code = cli.main(["grad", "--family", "bernoulli", "--means", "0.6,0.4,0.3", "--rule",
+                   "uniform", "--budget", "30,60", "--trials", "200", "--json"])
+  out = json.loads(capsys.readouterr().out)
+  assert code == 0
+  assert [(r["label"], r["budget"]) for r in out] == [("uniform", 30), ("uniform", 60)]
+  for rec in out:
+    for key in ("error_rate", "simple_regret", "grad_error_rate", "grad_simple_regret_se"):
+      assert key in rec, key
+    assert len(rec["grad_error_rate"]) == 3 and rec["trials"] == 200
+  # raising the best mean makes the recommendation right more often
+  assert out[1]["grad_error_rate"][0] + 3 * out[1]["grad_error_rate_se"][0] < 0
+  code = cli.main(["grad", "--family", "bernoulli", "--means", "0.6,0.4,0.3", "--rule",
+                   "uniform", "--budget", "30,60", "--trials", "200"])  # the program above
+  text = capsys.readouterr().out
+  assert code == 0 and text.count("P(error at T)") == 2 and "dP(error)/d (causal)" in text
+  code = cli.main(["grad", "--means", "1,0.5", "--rule", "uniform", "--budget", "20",
+                   "--delta", "0.1"])
+  err = capsys.readouterr().err
+  assert code == 2 and "--delta belongs to a run that stops" in err and err.count("\n") == 1
+
+
 @pytest.mark.slow
 def test_likelihood_ratio_agrees_with_finite_differences_on_every_case():
   """experiments/gradient_check.py: Gaussian and Bernoulli instances (K = 3), delta =
@@ -170,6 +214,25 @@ def test_likelihood_ratio_agrees_with_finite_differences_on_every_case():
   assert not bad, bad
   # the comparisons have power: the LR standard errors are small against the values
   assert sum(r["lr_se"] < 0.25 * abs(r["lr"]) for r in rows if r["quantity"] == "E[tau]") >= 6
+
+
+@pytest.mark.slow
+def test_gradients_at_a_budget_agree_with_finite_differences():
+  """experiments/gradient_check.py --budget: a Gaussian and a Bernoulli instance
+  (K = 3) run to a budget, P(error) and the simple regret at two checkpoints, in
+  every mean (round robin, TCB) and in T3C's beta: every likelihood-ratio gradient
+  within the Bonferroni bound of its CRN finite difference (jointly 99%)."""
+  import os
+  import runpy
+  path = os.path.join(os.path.dirname(__file__), "..", "experiments", "gradient_check.py")
+  check = runpy.run_path(path)
+  rows = check["comparisons"](trials=10_000, cases=check["BUDGET_CASES"], budget=True)
+  bound = check["bonferroni"](check["informative"](rows))
+  bad = [r for r in rows if abs(r["z"]) > bound]
+  assert not bad, bad
+  # the comparisons have power: most standard errors are small against the values
+  means = [r for r in rows if r["input"] != "beta"]
+  assert sum(r["lr_se"] < 0.25 * abs(r["lr"]) for r in means) >= 0.75 * len(means)
 
 
 def test_causal_records_follow_the_summation_by_parts_identities():

@@ -61,7 +61,7 @@ def test_an_anytime_rule_runs_once_and_a_fixed_budget_rule_once_per_budget():
       ([1, 2], "successive-rejects", 90)]
   # Four log-spaced times from K to each run's T, and the anytime run records the
   # other budget too.
-  spaced = {t: jbai.host.budget.checkpoint_times(t, 4, 3).tolist() for t in (30, 90)}
+  spaced = {t: jbai.core.budget.checkpoint_times(t, 4, 3).tolist() for t in (30, 90)}
   assert runs[0][3] == sorted(set(spaced[90] + [30]))
   assert runs[1][3] == spaced[30] and runs[2][3] == spaced[90]
   job = plan_lib.plan(resolved)[3][-1]

@@ -106,9 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
   p.set_defaults(func=cmd_run)
 
   p = sub.add_parser("grad", help="E[tau] and P(error) with their gradients in the means "
-                     "(likelihood ratio), next to the gradient of T*(nu) log(1/delta)")
+                     "(likelihood ratio), next to the gradient of T*(nu) log(1/delta); with "
+                     "--budget, P(error) and the simple regret at a fixed budget")
   for add in (add_family_args, add_rule_args, add_run_args, add_grad_args, add_device_args):
     add(p)
+  add_budget_args(p, checkpoints=False)
   add_output_args(p, "also write the JSON here")
   p.set_defaults(func=cmd_grad)
 

@@ -204,15 +204,17 @@ def count_list(text: str) -> list:
   return out
 
 
-def add_budget_args(p):
-  """--budget and --checkpoints: a run to fixed budgets (`jbai.cli.budget`)."""
+def add_budget_args(p, checkpoints: bool = True):
+  """--budget and (with `checkpoints`) --checkpoints: a run to fixed budgets
+  (`jbai.cli.budget`)."""
   p.add_argument("--budget", type=count_list, default=None, metavar="T[,T...]",
                  help="run to fixed budgets, no stop: the error rate and the simple regret "
                  "of each rule's recommendation at each budget, common random numbers "
                  "(rules that sample without delta)")
-  p.add_argument("--checkpoints", type=positive_count, default=None, metavar="N",
-                 help="with --budget: also record N log-spaced times up to each run's "
-                 "budget (the JSON's curves)")
+  if checkpoints:
+    p.add_argument("--checkpoints", type=positive_count, default=None, metavar="N",
+                   help="with --budget: also record N log-spaced times up to each run's "
+                   "budget (the JSON's curves)")
 
 
 def add_run_args(p):

@@ -57,7 +57,7 @@ def plan_budget(args) -> tuple:
   """(family, means, [BudgetRun]): the rules of --rule x --beta x --eps x --a, each
   checked to run to a budget on the family, and the runs that answer every budget."""
   from jbai.families import check_means
-  from jbai.host.budget import check_budget, check_rule, checkpoint_times
+  from jbai.core.budget import check_budget, check_rule, checkpoint_times
   family = family_from_args(args)
   check_means(family, args.means)
   num_arms = len(args.means)
@@ -82,8 +82,8 @@ def plan_budget(args) -> tuple:
     groups = [[t] for t in budgets] if rule.budget is not None else [budgets]
     for shown in groups:
       horizon = shown[-1]
-      extra = [] if args.checkpoints is None else list(
-          checkpoint_times(horizon, args.checkpoints, num_arms))
+      count = getattr(args, "checkpoints", None)  # jbai grad has none
+      extra = [] if count is None else list(checkpoint_times(horizon, count, num_arms))
       times = [int(t) for t in checkpoint_times(horizon, sorted(set(shown + extra)), num_arms)]
       runs.append(BudgetRun(label, rule, horizon, times, shown))
   return family, [float(m) for m in args.means], runs

@@ -158,13 +158,16 @@ def cmd_grad(args) -> int:
   from jbai.host.simulate import simulate
   if args.out:
     io.check_output(args.out, "--out")  # before anything runs: a bad --out loses no work
-  plan = plan_command(args)
-  show = not args.json and (sys.stderr.isatty() or args.progress)
   wrt = getattr(args, "wrt", "means")
   estimator, h = choose(wrt, getattr(args, "estimator", "auto"), getattr(args, "h", None))
   if wrt == "eps" and estimator not in DIFFERENCES:
     raise ValueError("--wrt eps: TCB and ITCB choose deterministically in eps, so it has "
                      "no likelihood-ratio gradient: use --estimator fd or richardson")
+  if getattr(args, "budget", None) is not None:
+    records = budget_records(args, wrt, estimator, h)
+    return _finish(args, records, records[0]["means"])
+  plan = plan_command(args)
+  show = not args.json and (sys.stderr.isatty() or args.progress)
   # One reward per step (scores): the default cap, not a block rule's own.
   from jbai.core.inputs import DEFAULT_MAX_STEPS
   max_steps = DEFAULT_MAX_STEPS if args.max_steps is None else args.max_steps
@@ -186,6 +189,11 @@ def cmd_grad(args) -> int:
       for rec in new:
         rec["h"] = h
     records += new
+  return _finish(args, records, plan.means)
+
+
+def _finish(args, records: list, means) -> int:
+  """Writes (--out) and prints the records of `jbai grad`: returns 0."""
   payload = records[0] if len(records) == 1 else records
   if args.out:
     io.write_json(args.out, payload)
@@ -195,8 +203,84 @@ def cmd_grad(args) -> int:
   for i, rec in enumerate(records):
     if i:
       print()
-    if rec["wrt"] == "means":
-      render.print_grad(rec, plan.means)
+    if "budget" in rec:
+      _print_budget_grad(rec)
+    elif rec["wrt"] == "means":
+      render.print_grad(rec, means)
     else:
       _print_param_grad(rec)
   return 0
+
+
+BUDGET_QUANTITIES = (("error_rate", "error_rate"), ("simple_regret", "regret"))  # record, Estimate
+
+
+def budget_records(args, wrt: str, estimator: str, h: float) -> list:
+  """`jbai grad --budget`: one record per rule and budget of P(error) and the
+  simple regret of the rule's recommendation after T rewards (`jbai.estimate`'s
+  run to a budget), with their gradients in `wrt` by `estimator`. An anytime rule
+  runs once to the largest budget, recording every budget; a rule whose sampling
+  depends on the budget runs once per budget."""
+  import jax
+  import numpy as np
+  from jbai.cli.budget import check_options, plan_budget
+  from jbai.core.estimate import estimate, finite_difference
+  check_options(args)
+  family, means, runs = plan_budget(args)
+  key = jax.random.key(args.seed)
+  records = []
+  for run in runs:
+    at = dict(budget=run.budget, checkpoints=run.times)
+    est = jax.tree.map(np.asarray, estimate(
+        key, family, np.asarray(means), run.rule, None, args.trials, **at,
+        estimator="score" if estimator in DIFFERENCES else estimator))
+    steps = int(np.sum(est.trials.steps))
+    if estimator in DIFFERENCES:
+      diffs = [jax.tree.map(np.asarray, finite_difference(
+          jax.random.fold_in(key, 1), family, np.asarray(means), run.rule, None, args.trials,
+          wrt=p, h=h, extrapolate=estimator == "richardson", **at))
+          for p in (range(len(means)) if wrt == "means" else [wrt])]
+      steps += sum(int(d.simulated_steps) for d in diffs)
+      stack = lambda xs: np.stack(xs, -1) if wrt == "means" else xs[0]
+      grads = {name: (stack([getattr(d, field) for d in diffs]),
+                      stack([getattr(d, field + "_se") for d in diffs]))
+               for name, field in BUDGET_QUANTITIES}
+    else:
+      if wrt != "means" and wrt not in est.grad_error_rate:
+        raise ValueError(f"--wrt {wrt}: {run.rule!r} has no likelihood-ratio score in {wrt} "
+                         "(a deterministic parameter): use --estimator fd")
+      grads = {name: (getattr(est, "grad_" + field)[wrt], getattr(est, "grad_" + field + "_se")[wrt])
+               for name, field in BUDGET_QUANTITIES}
+    for c, t in enumerate(run.times):
+      if t not in run.shown:
+        continue
+      rec = {"rule": repr(run.rule), "label": run.label, "budget": int(t),
+             "trials": args.trials, "means": list(means), "wrt": wrt, "estimator": estimator,
+             "simulated_steps": steps}
+      if estimator in DIFFERENCES:
+        rec["h"] = h
+      for name, field in BUDGET_QUANTITIES:
+        value, se = getattr(est, field)[c], getattr(est, field + "_se")[c]
+        rec[name], rec[f"{name}_se"], rec[f"{name}_ci95"] = float(value), float(se), _ci95(value, se)
+        g, g_se = (np.atleast_1d(a[c]).tolist() for a in grads[name])
+        rec[f"grad_{name}"], rec[f"grad_{name}_se"] = g, g_se
+        rec[f"grad_{name}_ci95"] = [_ci95(a, b) for a, b in zip(g, g_se)]
+      records.append(rec)
+  return records
+
+
+def _print_budget_grad(rec: dict) -> None:
+  """The text report of one (rule, budget) of `jbai grad --budget`."""
+  how = rec["estimator"] + (f", CRN, h = {rec['h']:g}" if "h" in rec else "")
+  print(f"rule {rec['rule']}, budget T = {rec['budget']}, {rec['trials']} trials, "
+        f"{rec['simulated_steps']} simulated steps; +- is a 95% CI")
+  print(f"  P(error at T)       {rec['error_rate']:.4g} +- {Z95 * rec['error_rate_se']:.2g}")
+  print(f"  simple regret at T  {rec['simple_regret']:.4g} +- "
+        f"{Z95 * rec['simple_regret_se']:.2g}")
+  rows = ([(str(i), f"{m:.6g}") for i, m in enumerate(rec["means"])]
+          if rec["wrt"] == "means" else [(rec["wrt"], "")])
+  print(f"  {'d/d':>6} {'mean':>10} {'dP(error)/d (' + how + ')':>28} {'d regret/d':>22}")
+  for i, (name, mean) in enumerate(rows):
+    e = f"{rec['grad_error_rate'][i]:.4g} +- {Z95 * rec['grad_error_rate_se'][i]:.2g}"
+    r = f"{rec['grad_simple_regret'][i]:.4g} +- {Z95 * rec['grad_simple_regret_se'][i]:.2g}"
+    print(f"  {name:>6} {mean:>10} {e:>28} {r:>22}")

@@ -5,5 +5,6 @@
   rollout.py   a whole simulation as one compiled function
   estimate.py  E[tau], P(error) and their likelihood-ratio gradients
   records.py   per-trial outputs from the records the lanes write
+  budget.py    the budget T and its checkpoints, for runs to a budget
   inputs.py    names resolved and values checked, for every entry point
 """

@@ -52,9 +52,12 @@ sg = jax.lax.stop_gradient
 
 class Estimate(NamedTuple):
   """Monte-Carlo estimates over n trials; (D) is the delta axis (absent for a
-  scalar delta). `mean_tau` and `error_rate` carry likelihood-ratio derivatives
-  for `jax.grad`; the grad_* fields give the same gradients directly, keyed by
-  "means" ([(D), K]) and by each scored runtime parameter of the rule ([(D)])."""
+  scalar delta), or in a run to a budget the checkpoints' (C) (absent without
+  checkpoints: T alone). `mean_tau`, `error_rate` and `regret` carry
+  likelihood-ratio derivatives for `jax.grad`; the grad_* fields give the same
+  gradients directly, keyed by "means" ([(D), K]) and by each scored runtime
+  parameter of the rule ([(D)]). The regret fields are a run to a budget's (None
+  for a run that stops)."""
 
   mean_tau: jax.Array       # [(D)] E[tau] (trials at the cap enter at the cap)
   mean_tau_se: jax.Array    # [(D)] its standard error
@@ -65,6 +68,10 @@ class Estimate(NamedTuple):
   grad_error_rate: dict
   grad_error_rate_se: dict
   trials: Rollout           # the per-trial results
+  regret: jax.Array = None  # [(C)] a run to a budget's simple regret E[mu* - mu_J] at t_c
+  regret_se: jax.Array = None
+  grad_regret: dict = None  # its gradients, likelihood ratio plus d(mu* - mu_J)/dmu
+  grad_regret_se: dict = None
 
 
 class Difference(NamedTuple):
@@ -75,21 +82,25 @@ class Difference(NamedTuple):
   error_rate: jax.Array     # [(D)] the same for P(error)
   error_rate_se: jax.Array
   simulated_steps: jax.Array = None  # [] int, the steps of both runs together
+  regret: jax.Array = None  # [(C)] the same for a run to a budget's simple regret
+  regret_se: jax.Array = None
 
 
-def likelihood_ratio(f: jax.Array, score: jax.Array):
+def likelihood_ratio(f: jax.Array, score: jax.Array, direct=0.0):
   """The leave-one-out likelihood-ratio estimate of d E[f] and its standard error.
 
   Args:
     f: [n, ...] per-trial values.
     score: [n, ..., P] per-trial scores (P entries per value; broadcast).
+    direct: [n, ..., P] per-trial derivatives of f itself in the parameters (f's
+      pathwise part: the simple regret's in the means), or 0.
 
   Returns:
     (g [..., P], se [..., P]).
   """
   n = f.shape[0]
   centred = n / (n - 1) * (f - jnp.mean(f, axis=0))  # f_i - b_i
-  terms = centred[..., None] * score
+  terms = centred[..., None] * score + direct
   return jnp.mean(terms, axis=0), jnp.std(terms, axis=0, ddof=1) / jnp.sqrt(n)
 
 
@@ -122,8 +133,11 @@ def _first_order_only_jvp(primals, tangents):
   return jnp.zeros(()), _no_derivative(x) * jnp.sum(dx)
 
 
-def _check(family, rule, threshold, means, n_trials):
-  family, rule, threshold = inputs.resolve(family, rule, threshold)
+def _check(family, rule, threshold, means, n_trials, budget=None):
+  if budget is None:
+    family, rule, threshold = inputs.resolve(family, rule, threshold)
+  else:  # rollout resolves the run to a budget, and refuses a threshold
+    family, rule = inputs.as_family(family), inputs.as_rule(rule)
   means = jnp.asarray(means, jnp.zeros(()).dtype)
   if means.ndim != 1:
     raise ValueError(f"means must have shape [K] (vmap for a batch), got {means.shape}")
@@ -132,9 +146,10 @@ def _check(family, rule, threshold, means, n_trials):
 
 
 def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
-             threshold=None, max_steps=1_000_000, *, params: Optional[dict] = None,
+             threshold=None, max_steps=None, *, params: Optional[dict] = None,
              lanes: Optional[int] = None, estimator: str = "causal",
-             checks: bool = False) -> Estimate:
+             checks: bool = False, budget: Optional[int] = None,
+             checkpoints=None) -> Estimate:
   """E[tau] and P(error) of a BAI algorithm, and their gradients, by simulation.
 
   Pure: runs under the caller's jax.jit and jax.vmap (family, rule, threshold,
@@ -148,12 +163,13 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
     family: a `Family` or a built-in name.
     means: [K] arm means.
     rule: a `Rule` or a registered name.
-    delta: a confidence level or a [D] vector (one trajectory per trial serves all).
+    delta: a confidence level or a [D] vector (one trajectory per trial serves all); None
+      with `budget`.
     n_trials: number of trials (static, >= 2).
     threshold: a `Threshold` or a name, or a `jbai.stops.Stop`; None: the rule's
       own stop, else the GLLR with gk16.
-    max_steps: cap on a trial's length; trials at the cap count as errors and
-      enter E[tau] at the cap (the estimate is then of E[min(tau, cap)]).
+    max_steps: cap on a trial's length (None: 10^6); trials at the cap count as
+      errors and enter E[tau] at the cap (the estimate is then of E[min(tau, cap)]).
     params: the rule's runtime parameters {name: value}, e.g. {"beta": 0.5}.
     lanes: size of the lane pool (static).
     estimator: "causal" (the default: each step's score weighted by the steps
@@ -162,6 +178,12 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
       baseline); see `monte_carlo`. Static.
     checks: check traced values too, with `jax.experimental.checkify` (as
       `rollout`'s `checks`; `jbai.checks`). Static.
+    budget: a run to a fixed budget T instead of a stop (delta, threshold and
+      max_steps None), as `rollout`'s: P(error) and the simple regret E[mu* -
+      mu_J] of the recommendation J after t_c rewards, and their gradients, at
+      each checkpoint. The regret's gradient in the means adds its pathwise part
+      E[e_{a*} - e_J] to the likelihood ratio.
+    checkpoints: with `budget`, `rollout`'s (None: T alone, no (C) axis).
 
   Returns:
     An `Estimate`.
@@ -175,22 +197,24 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
     >>> g.shape
     (3,)
   """
-  family, rule, threshold, means = _check(family, rule, threshold, means, n_trials)
+  family, rule, threshold, means = _check(family, rule, threshold, means, n_trials, budget)
   if estimator not in ESTIMATORS:
     raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
   params = dict(params or {})  # checked by rollout (beta in (0, 1), eps > 0 where concrete)
   # delta as given (a Python 1e-300 would round to 0 in float32): rollout carries log(1/delta)
   trials = rollout(key, family, sg(means), rule, sg(delta) if isinstance(delta, jax.Array)
-                   else delta, n_trials,
-                          threshold, max_steps, params=jax.tree.map(sg, params),
-                          lanes=lanes, scores=True, checks=checks)
-  moments = monte_carlo(trials, scalar_delta=np.ndim(delta) == 0, dtype=means.dtype,
-                        estimator=estimator)
+                   else delta, n_trials, threshold, max_steps,
+                   params=jax.tree.map(sg, params), lanes=lanes, scores=True, checks=checks,
+                   budget=budget, checkpoints=checkpoints)
+  scalar = np.ndim(delta) == 0 if budget is None else checkpoints is None
+  regret = None if budget is None else simple_regret(sg(means), trials.answer)
+  moments = monte_carlo(trials, scalar_delta=scalar, dtype=means.dtype, estimator=estimator,
+                        regret=regret)
   dtype = means.dtype
   inputs = {"means": means}
   inputs.update({k: jnp.asarray(v, dtype) for k, v in params.items()
                  if k in trials.policy_score})
-  undifferentiable = [jnp.asarray(delta, dtype), jnp.asarray(max_steps, dtype)]
+  undifferentiable = [jnp.asarray(v, dtype) for v in (delta, max_steps) if v is not None]
   undifferentiable += [jnp.asarray(v, dtype) for k, v in params.items()
                        if k not in trials.policy_score]
 
@@ -208,10 +232,24 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
 
   tau, tau_se, g_tau, g_tau_se = moments["tau"]
   err, err_se, g_err, g_err_se = moments["error"]
+  reg, reg_se, g_reg, g_reg_se = moments.get("regret", (None,) * 4)
   return Estimate(mean_tau=surrogate(tau, g_tau), mean_tau_se=tau_se,
                   error_rate=surrogate(err, g_err), error_rate_se=err_se,
                   grad_mean_tau=g_tau, grad_mean_tau_se=g_tau_se, grad_error_rate=g_err,
-                  grad_error_rate_se=g_err_se, trials=trials)
+                  grad_error_rate_se=g_err_se, trials=trials,
+                  regret=None if reg is None else surrogate(reg, g_reg), regret_se=reg_se,
+                  grad_regret=g_reg, grad_regret_se=g_reg_se)
+
+
+def simple_regret(means: jax.Array, answer: jax.Array) -> tuple:
+  """(r, dr): each trial's simple regret r = mu* - mu_J [n, (C)] for its answer J,
+  and its derivative in the means e_{a*} - e_J [n, (C), K] (the pathwise part of
+  the regret's gradient: a tie for the best arm, where mu* is not differentiable,
+  is refused at the boundary)."""
+  num_arms = means.shape[-1]
+  gaps = jnp.max(means) - means
+  one_hot = lambda arm: jax.nn.one_hot(arm, num_arms, dtype=means.dtype)
+  return gaps[answer], one_hot(jnp.argmax(means)) - one_hot(answer)
 
 
 def cross_fitted(y: jax.Array, cv: jax.Array):
@@ -260,7 +298,7 @@ ESTIMATORS = ("causal", "score")
 
 
 def monte_carlo(trials: Rollout, scalar_delta: bool, dtype=None,
-                estimator: str = "causal") -> dict:
+                estimator: str = "causal", regret: Optional[tuple] = None) -> dict:
   """Means, standard errors and likelihood-ratio gradients from per-trial records.
 
   Two estimators (both unbiased; every gradient comes with its standard error):
@@ -291,11 +329,15 @@ def monte_carlo(trials: Rollout, scalar_delta: bool, dtype=None,
     scalar_delta: True when the arrays have no delta axis.
     dtype: float dtype of the results (default: that of reward_score).
     estimator: "causal" or "score".
+    regret: a run to a budget's (r [n, (C)], dr [n, (C), K]) of `simple_regret`:
+      then also the simple regret, estimated as P(error) is, whose gradient in the
+      means adds the mean of dr.
 
   Returns:
-    {"tau": (mean, se, grads, ses), "error": (...)}: for E[tau] and P(error), the
-    value [(D)], its standard error, and {"means": [(D), K], name: [(D), *P]} of
-    gradients and of their standard errors.
+    {"tau": (mean, se, grads, ses), "error": (...)} and, with `regret`, "regret":
+    for E[tau], P(error) and the simple regret, the value [(D)], its standard
+    error, and {"means": [(D), K], name: [(D), *P]} of gradients and of their
+    standard errors.
   """
   if estimator not in ESTIMATORS:
     raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
@@ -326,16 +368,20 @@ def monte_carlo(trials: Rollout, scalar_delta: bool, dtype=None,
     cvs = {"means": jnp.swapaxes(per_delta(trials.score_cv), -1, -2)}
     cvs.update({k: jnp.swapaxes(flat(v, 3), -1, -2) for k, v in trials.policy_score_cv.items()})
   out = {}
-  for label, f in (("tau", trials.tau), ("error", ~jnp.asarray(trials.correct))):
+  values = {"tau": (trials.tau, None), "error": (~jnp.asarray(trials.correct), None)}
+  if regret is not None:
+    values["regret"] = regret
+  for label, (f, direct) in values.items():
     f = per_delta(f)
     value = jnp.mean(f, axis=0)
     se = jnp.std(f, axis=0, ddof=1) / jnp.sqrt(f.shape[0])
     grads, ses = {}, {}
     for name, score in scores.items():
+      d = per_delta(direct) if direct is not None and name == "means" else 0.0
       if estimator == "score":
-        g, g_se = likelihood_ratio(f, score)
+        g, g_se = likelihood_ratio(f, score, d)
       else:
-        y = causal[name] if label == "tau" else f[..., None] * score
+        y = causal[name] if label == "tau" else f[..., None] * score + d
         g, g_se = cross_fitted(y, cvs[name])
       if name != "means":
         g, g_se = (a.reshape(a.shape[:-1] + shapes[name]) for a in (g, g_se))
@@ -395,10 +441,11 @@ def _check_points(family, rule, point, wrt, h, extrapolate: bool) -> None:
 
 
 def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
-                      wrt, h: float, threshold=None, max_steps=1_000_000, *,
+                      wrt, h: float, threshold=None, max_steps=None, *,
                       params: Optional[dict] = None,
                       lanes: Optional[int] = None, extrapolate: bool = False,
-                      checks: bool = False) -> Difference:
+                      checks: bool = False, budget: Optional[int] = None,
+                      checkpoints=None) -> Difference:
   """Central finite differences of E[tau] and P(error), with common random numbers.
 
   Both points run with the same key, so trial j sees the same random numbers at
@@ -423,25 +470,28 @@ def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
     family: a `Family` or a built-in name.
     means: [K] arm means.
     rule: a `Rule` or a registered name.
-    delta: a confidence level or a [D] vector.
+    delta: a confidence level or a [D] vector; None with `budget`.
     n_trials: number of trials (static, >= 2).
     wrt: an arm index (differentiate in that arm's mean) or the name of a
       runtime parameter of the rule ("eps", "beta").
     h: the half-step.
     threshold: a `Threshold` or a name, or a `jbai.stops.Stop`; None: the rule's
       own stop, else the GLLR with gk16.
-    max_steps: cap on a trial's length.
+    max_steps: cap on a trial's length (None: 10^6).
     params: the rule's runtime parameters {name: value}.
     lanes: size of the lane pool (static).
     extrapolate: Richardson's extrapolation from x +- h (n_trials) and x +- 2h
       (the first `bias_trials(n_trials)` of them; `richardson_terms`).
     checks: check traced values too, each point x +- h (and x +- 2h) included,
       with `jax.experimental.checkify` (as `rollout`'s `checks`). Static.
+    budget: a run to a fixed budget (`estimate`'s): P(error) and the simple
+      regret at each checkpoint.
+    checkpoints: with `budget`, `rollout`'s.
 
   Returns:
     A `Difference`.
   """
-  family, rule, threshold, means = _check(family, rule, threshold, means, n_trials)
+  family, rule, threshold, means = _check(family, rule, threshold, means, n_trials, budget)
   inputs.check_positive("h", h)  # h = 0 would divide by 0: NaN
   params = inputs.check_params(rule, params)
   if isinstance(wrt, str):
@@ -459,20 +509,24 @@ def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
 
   def run(step, trials):
     m, p = point(step)
-    return rollout(key, family, m, rule, delta, trials, threshold, max_steps, params=p,
-                   lanes=lanes, scores=False, checks=checks)
+    return m, rollout(key, family, m, rule, delta, trials, threshold, max_steps, params=p,
+                      lanes=lanes, scores=False, checks=checks, budget=budget,
+                      checkpoints=checkpoints)
 
   runs = {s * h: run(s * h, n_trials) for s in (1, -1)}
   if extrapolate:
     runs.update({s * 2 * h: run(s * 2 * h, bias_trials(n_trials)) for s in (1, -1)})
 
   def difference(f):
-    central = lambda x: (f(runs[x]).astype(means.dtype) - f(runs[-x]).astype(means.dtype)) / (2 * x)
+    value = lambda x: f(*runs[x]).astype(means.dtype)
+    central = lambda x: (value(x) - value(-x)) / (2 * x)
     d = richardson_terms(central(h), central(2 * h)) if extrapolate else central(h)
     return jnp.mean(d, axis=0), jnp.std(d, axis=0, ddof=1) / jnp.sqrt(n_trials)
 
-  tau, tau_se = difference(lambda r: r.tau)
-  err, err_se = difference(lambda r: ~r.correct)
-  steps = sum(jnp.sum(r.steps) for r in runs.values())
+  tau, tau_se = difference(lambda m, r: r.tau)
+  err, err_se = difference(lambda m, r: ~r.correct)
+  reg, reg_se = (None, None) if budget is None else difference(
+      lambda m, r: simple_regret(m, r.answer)[0])
+  steps = sum(jnp.sum(r.steps) for _, r in runs.values())
   return Difference(mean_tau=tau, mean_tau_se=tau_se, error_rate=err, error_rate_se=err_se,
-                    simulated_steps=steps)
+                    simulated_steps=steps, regret=reg, regret_se=reg_se)

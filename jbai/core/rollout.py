@@ -18,7 +18,7 @@ import numpy as np
 from jbai import stops
 from jbai.stops import eps_good as eps_lib
 from jbai import checks as checks_lib
-from jbai.core import guard, inputs, pool as pool_lib, records
+from jbai.core import budget as budget_lib, guard, inputs, pool as pool_lib, records
 from jbai.core.lane import Config
 from jbai.families.base import check_means
 from jbai.state import count_dtype
@@ -108,7 +108,8 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
             threshold=None, max_steps=None, *, params: Optional[dict] = None,
             lanes: Optional[int] = None, scores: bool = True,
             unroll: Optional[int] = None, eps_good: Optional[float] = None,
-            checks: bool = False) -> Rollout:
+            checks: bool = False, budget: Optional[int] = None,
+            checkpoints=None) -> Rollout:
   """Runs n_trials trials inside one compiled program: a pure function.
 
   The lane pool of `simulate` (same chunk program, same lane recycling) in a
@@ -125,7 +126,8 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
     family: a `Family` or a built-in name.
     means: [K] or [I, K] arm means (validated when concrete).
     rule: a `Rule` or a registered name.
-    delta: confidence level, or a [D] vector of levels (one trajectory serves all).
+    delta: confidence level, or a [D] vector of levels (one trajectory serves all); None
+      with `budget`.
     n_trials: trials per instance (static).
     threshold: a `Threshold` or a name, or a `jbai.stops.Stop`; None: the rule's
       own stop, else the GLLR with gk16 (a rule whose sampling depends on delta
@@ -153,6 +155,16 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
       domain, and a user's rule's arm out of range on every step. Under the
       caller's `jax.jit`, functionalise with `checkify.checkify` and call
       `err.throw()` outside. Static; off, it costs nothing.
+    budget: run every trial to exactly this many rewards T, with no stop (delta,
+      threshold, max_steps and eps_good None), and record at each checkpoint the
+      arm the rule recommends (`jbai.budget`'s run, as a pure function): then the
+      (D) axis holds the checkpoints, tau is t_c, answer the recommendation after
+      t_c rewards and correct whether it is the best arm; the scores are at t_c.
+      A whole number at least K and the rule's own minimum (static); the rule
+      samples without delta.
+    checkpoints: with `budget`, a list of times in [1, T] (the (D) axis, T last)
+      or a count of log-spaced ones (`jbai.core.budget.checkpoint_times`); None:
+      T alone, and no (D) axis.
 
   Returns:
     A `Rollout` of jax arrays.
@@ -166,10 +178,17 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
   key = inputs.check_key(key)
   # No silent zero derivative of tau, answer or counts (jbai.core.guard).
   means, delta, params = guard.no_pathwise("jbai.rollout", means, delta, params)
-  rule = eps_lib.rule_for_eps(rule, eps_good)
-  threshold = eps_lib.with_eps(inputs.as_rule(rule), threshold, eps_good)
-  family, rule, threshold = inputs.resolve(family, rule, threshold)
-  inputs.check_eps_slack(family, threshold)
+  if budget is not None:
+    family, rule, threshold = budget_lib.resolve(family, rule, budget, delta=delta,
+                                                 threshold=threshold, max_steps=max_steps,
+                                                 eps_good=eps_good)
+  else:
+    if checkpoints is not None:
+      raise ValueError("checkpoints are the times of a run to a budget: give budget")
+    rule = eps_lib.rule_for_eps(rule, eps_good)
+    threshold = eps_lib.with_eps(inputs.as_rule(rule), threshold, eps_good)
+    family, rule, threshold = inputs.resolve(family, rule, threshold)
+    inputs.check_eps_slack(family, threshold)
   dtype = jnp.zeros(()).dtype
   if inputs.concrete(means):
     check_means(family, means, dtype)
@@ -178,29 +197,39 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
   if means.ndim not in (1, 2):
     raise ValueError(f"means must have shape [K] or [I, K], got shape {means.shape}")
   n_trials = inputs.check_trials(n_trials)
-  if max_steps is None:
-    max_steps = inputs.default_max_steps(rule, blocks=not scores)
-  max_steps = inputs.check_max_steps(max_steps)
   lanes = inputs.check_lanes(lanes)
   table = means.reshape(-1, means.shape[-1])
   n_inst, num_arms = table.shape
-  if inputs.concrete(delta):
-    # log(1/delta) carried where delta is below the dtype's range (inputs.threshold_params).
-    n_deltas = len(inputs.check_delta(delta))
-    thr_params = inputs.threshold_params(threshold, delta, num_arms, dtype)
-  else:  # traced: see inputs' docstring
-    deltas = jnp.atleast_1d(jnp.asarray(delta, dtype))
-    n_deltas, thr_params = deltas.shape[0], threshold.init(deltas, num_arms)
+  rule_state = inputs.initial_rule_state(rule, num_arms, params)
+  if budget is not None:
+    budget_lib.check_rule(family, rule, num_arms)
+    max_steps = budget_lib.check_budget(rule, budget, num_arms)
+    times = budget_lib.checkpoint_times(
+        max_steps, [max_steps] if checkpoints is None else checkpoints, num_arms)
+    n_deltas, thr_params = len(times), threshold.init(times, num_arms)
+    rule_state = stops.with_budget(rule_state, max_steps)
+    scalar_levels = checkpoints is None
+  else:
+    if max_steps is None:
+      max_steps = inputs.default_max_steps(rule, blocks=not scores)
+    if inputs.concrete(delta):
+      # log(1/delta) carried where delta is below the dtype's range (inputs.threshold_params).
+      n_deltas = len(inputs.check_delta(delta))
+      thr_params = inputs.threshold_params(threshold, delta, num_arms, dtype)
+      log_inv = inputs.log_inv_delta(delta)
+    else:  # traced: see inputs' docstring
+      deltas = jnp.atleast_1d(jnp.asarray(delta, dtype))
+      n_deltas, thr_params = deltas.shape[0], threshold.init(deltas, num_arms)
+      log_inv = -jnp.log(deltas)
+    rule_state = stops.with_delta(rule.name, rule_state, log_inv)
+    scalar_levels = np.ndim(delta) == 0
+  max_steps = inputs.check_max_steps(max_steps)
   inputs.check_total("jbai.rollout", n_inst * n_trials,
                      inputs.trial_bytes(num_arms, n_deltas, bool(scores)))
   config = Config(key=inputs.raw_key(key), means=table,
                   n_trials=jnp.asarray(n_trials, jnp.int32),
                   max_steps=jnp.asarray(max_steps, count_dtype()),
-                  thr_params=thr_params,
-                  rule_state=stops.with_delta(
-                      rule.name, inputs.initial_rule_state(rule, num_arms, params),
-                      inputs.log_inv_delta(delta) if inputs.concrete(delta)
-                      else -jnp.log(jnp.atleast_1d(jnp.asarray(delta, dtype)))))
+                  thr_params=thr_params, rule_state=rule_state)
   total = n_inst * n_trials
   unroll = pool_lib.default_unroll() if unroll is None else unroll
   pool_lib.check_unroll(unroll)
@@ -214,7 +243,7 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
                            out["counts"], out["steps"])
   flat = records.finish(jnp, out, table, n_trials, _eps_good(family, threshold, params, dtype))
   lead = (n_inst, n_trials) if means.ndim == 2 else (n_trials,)
-  return from_records(flat, lead, np.ndim(delta) == 0, scores)
+  return from_records(flat, lead, scalar_levels, scores)
 
 
 def _eps_good(family, threshold, params, dtype):

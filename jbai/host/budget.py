@@ -15,11 +15,9 @@ import numpy as np
 
 from jbai import stops
 from jbai.core import inputs
+from jbai.core.budget import check_budget, check_rule, checkpoint_times, resolve
 from jbai.host.simulate import run_pool
 from jbai.host.summary import mean_ci, wilson
-from jbai.rules.base import recommendation
-
-DEFAULT_CHECKPOINTS = 20  # log-spaced checkpoints up to the budget, by default
 
 
 class BudgetResult(NamedTuple):
@@ -65,54 +63,6 @@ class BudgetResult(NamedTuple):
             for i in range(error.shape[0]) for c, t in enumerate(self.checkpoints)]
 
 
-def checkpoint_times(budget: int, checkpoints, num_arms: int) -> np.ndarray:
-  """[C] int64, the checkpoints: `checkpoints` log-spaced times from K to the
-  budget (a count), or the given times (a list), sorted, each once, with the
-  budget last.
-
-  Raises:
-    ValueError: for a time below 1 or beyond the budget, or an empty list.
-  """
-  if checkpoints is None or isinstance(checkpoints, (int, np.integer)):
-    count = inputs.check_count("checkpoints", DEFAULT_CHECKPOINTS if checkpoints is None
-                               else checkpoints, 1, 10_000)
-    start = min(num_arms, budget)
-    times = np.geomspace(start, budget, count) if count > 1 else np.array([budget])
-    return np.unique(np.append(np.round(times).astype(np.int64), budget))
-  times = [inputs.check_count("a checkpoint", t, 1, inputs.max_steps_limit())
-           for t in np.atleast_1d(np.asarray(checkpoints, dtype=object))]
-  if not times:
-    raise ValueError("checkpoints must hold at least one time")
-  beyond = [t for t in times if t > budget]
-  if beyond:
-    raise ValueError(f"checkpoint {beyond[0]} is beyond the budget {budget}")
-  return np.unique(np.append(np.asarray(times, np.int64), budget))
-
-
-def check_rule(family, rule, num_arms: int) -> None:
-  """A rule that runs to a budget: one whose sampling needs no delta (a
-  confidence-bound or elimination rule's does), and that applies to the family."""
-  if stops.takes_delta(rule.init(num_arms)):
-    raise ValueError(f"rule {rule.name!r} samples with confidence bounds that depend on "
-                     "delta, and a run to a budget has no delta; run a rule that samples "
-                     "without it (uniform, tcb, successive-rejects, ...)")
-  why = inputs.rule_refusal(family, rule)
-  if why is not None:
-    raise ValueError(why)
-
-
-def check_budget(rule, budget, num_arms: int) -> int:
-  """The budget T, a whole number at least K and at least the rule's own minimum
-  (`jbai.rules.Rule.budget`), within the counts (`inputs.max_steps_limit`)."""
-  own = rule.budget(num_arms) if rule.budget is not None else 0
-  value = inputs.check_count("budget", budget, 1, inputs.max_steps_limit())
-  if value < max(num_arms, own):
-    why = (f"the number of arms, K = {num_arms}" if own <= num_arms else
-           f"{own}, the smallest of rule {rule.name!r} on {num_arms} arms")
-    raise ValueError(f"budget must be at least {why}, got {budget!r}")
-  return value
-
-
 def budget(key: jax.Array, family, means, rule, budget: int, n_trials: int,
            checkpoints=None, lanes: Optional[int] = None, chunk: int = 2048,
            progress: Optional[Callable] = None, on_chunk: Optional[Callable] = None,
@@ -140,9 +90,14 @@ def budget(key: jax.Array, family, means, rule, budget: int, n_trials: int,
     n_trials: trials per instance.
     checkpoints: how many log-spaced checkpoints from K to T (default 20), or a
       list of times in [1, T]; T is always one.
-    lanes, chunk, progress, on_chunk, devices, done: as `jbai.simulate`'s (the
-      records `on_chunk` hands out, and `done` takes back, have the per-checkpoint
-      "answer" for recommendations).
+    lanes: lanes per device, as `jbai.simulate`'s.
+    chunk: steps per compiled chunk between host callbacks.
+    progress: optional callback(done_trials, total_trials, lane_steps).
+    on_chunk: optional callback of the finished trials' records, as
+      `jbai.simulate`'s (with the per-checkpoint "answer": the recommendations).
+    devices: the devices to run on, as `jbai.simulate`'s.
+    done: records of finished trials to resume from (`on_chunk`'s), as
+      `jbai.simulate`'s.
 
   Returns:
     A `BudgetResult`.
@@ -160,7 +115,7 @@ def budget(key: jax.Array, family, means, rule, budget: int, n_trials: int,
   """
   inputs.refuse_traced("jbai.budget", "jbai.rollout", means=means, key=key)
   inputs.check_key(key)
-  family, rule = inputs.as_family(family), inputs.as_rule(rule)
+  family, rule, stop = resolve(family, rule, budget)
   means_np = inputs.check_table(family, means)
   table = means_np.reshape(-1, means_np.shape[-1])
   n_inst, num_arms = table.shape
@@ -172,7 +127,6 @@ def budget(key: jax.Array, family, means, rule, budget: int, n_trials: int,
   inputs.check_count("chunk", chunk, 1)
   inputs.check_total("jbai.budget", n_inst * n_trials,
                      inputs.trial_bytes(num_arms, len(times), False))
-  stop = stops.budget_stop(recommendation(rule))
   state = stops.with_budget(rule.init(num_arms), horizon)
   out, stats = run_pool(key, family, rule, stop, table, n_trials, horizon,
                         stop.init(times, num_arms), state, len(times), lanes, chunk, devices,
@@ -205,4 +159,4 @@ def _result(table: np.ndarray, batch: bool, n_trials: int, times: np.ndarray, ou
                       regret_ci=lead(regret_ci), means=lead(table), stats=stats)
 
 
-__all__ = ["BudgetResult", "budget", "check_budget", "check_rule", "checkpoint_times"]
+__all__ = ["BudgetResult", "budget"]

@@ -33,7 +33,7 @@ def budget_runs(rule, budgets: list, checkpoints: int, num_arms: int) -> list:
   anytime rule once to the largest budget, a rule with a fixed budget
   (`rule.budget` not None) once per budget; each run records its budgets of the
   study and `checkpoints` log-spaced times from K to its T
-  (`jbai.host.budget.checkpoint_times`; none for 0), T last.
+  (`jbai.core.budget.checkpoint_times`; none for 0), T last.
 
   Example:
     >>> from jbai import rules
@@ -42,7 +42,7 @@ def budget_runs(rule, budgets: list, checkpoints: int, num_arms: int) -> list:
     >>> [t for t, _ in budget_runs(rules.successive_rejects(), [100, 1000], 0, 4)]
     [100, 1000]
   """
-  from jbai.host.budget import checkpoint_times
+  from jbai.core.budget import checkpoint_times
   budgets = sorted(budgets)
   out = []
   for shown in ([[t] for t in budgets] if rule.budget is not None else [budgets]):

@@ -155,7 +155,7 @@ def _study(table: dict) -> dict:
 
 def _budget(s: dict) -> dict:
   """The [study] settings of a budget study: its budgets (sorted), its count of
-  log-spaced checkpoints (default `jbai.host.budget.DEFAULT_CHECKPOINTS`), and no
+  log-spaced checkpoints (default `jbai.core.budget.DEFAULT_CHECKPOINTS`), and no
   stop (delta, threshold, eps_good and max_steps, refused by `_study`, are None)."""
   if s["budget"] is None:
     if s["checkpoints"] is not None:
@@ -164,7 +164,7 @@ def _budget(s: dict) -> dict:
     return s
   import jax
   from jbai.core.inputs import max_steps_limit
-  from jbai.host.budget import DEFAULT_CHECKPOINTS
+  from jbai.core.budget import DEFAULT_CHECKPOINTS
   with jax.enable_x64(s["dtype"] == "float64"):  # the counts the trials run with
     limit = max_steps_limit()
   budgets = [_int("study.budget", t, 1, limit) for t in _list("study.budget", s["budget"])]
@@ -446,12 +446,12 @@ def _budget_settings(entries, study: dict, instances: list) -> list:
 
 def _check_budget_rule(where: str, rule, study: dict, inst: dict) -> None:
   """Refuses a rule that cannot run to each budget of a study on an instance's
-  family and number of arms (`jbai.host.budget.check_rule`, `check_budget`): one
+  family and number of arms (`jbai.core.budget.check_rule`, `check_budget`): one
   whose sampling needs delta, that refuses the family, or whose smallest budget
   (or K) is above one of the study's."""
   import jax
   from jbai.families import get as get_family
-  from jbai.host.budget import check_budget, check_rule
+  from jbai.core.budget import check_budget, check_rule
   family, num_arms = get_family(inst["family"], **inst["family_params"]), len(inst["means"])
   try:
     with jax.enable_x64(study["dtype"] == "float64"):  # the counts the trials run with

@@ -1,0 +1,77 @@
+"""The inputs of a run to a budget: the budget T, its checkpoints, and the rules
+that run to one (`jbai.budget`, and `jbai.rollout`'s and `jbai.estimate`'s
+`budget`).
+"""
+
+import numpy as np
+
+from jbai import stops
+from jbai.core import inputs
+from jbai.rules.base import recommendation
+
+DEFAULT_CHECKPOINTS = 20  # log-spaced checkpoints up to the budget, by default
+
+
+def checkpoint_times(budget: int, checkpoints, num_arms: int) -> np.ndarray:
+  """[C] int64, the checkpoints: `checkpoints` log-spaced times from K to the
+  budget (a count), or the given times (a list), sorted, each once, with the
+  budget last.
+
+  Raises:
+    ValueError: for a time below 1 or beyond the budget, or an empty list.
+  """
+  if checkpoints is None or isinstance(checkpoints, (int, np.integer)):
+    count = inputs.check_count("checkpoints", DEFAULT_CHECKPOINTS if checkpoints is None
+                               else checkpoints, 1, 10_000)
+    start = min(num_arms, budget)
+    times = np.geomspace(start, budget, count) if count > 1 else np.array([budget])
+    return np.unique(np.append(np.round(times).astype(np.int64), budget))
+  times = [inputs.check_count("a checkpoint", t, 1, inputs.max_steps_limit())
+           for t in np.atleast_1d(np.asarray(checkpoints, dtype=object))]
+  if not times:
+    raise ValueError("checkpoints must hold at least one time")
+  beyond = [t for t in times if t > budget]
+  if beyond:
+    raise ValueError(f"checkpoint {beyond[0]} is beyond the budget {budget}")
+  return np.unique(np.append(np.asarray(times, np.int64), budget))
+
+
+def check_rule(family, rule, num_arms: int) -> None:
+  """A rule that runs to a budget: one whose sampling needs no delta (a
+  confidence-bound or elimination rule's does), and that applies to the family."""
+  if stops.takes_delta(rule.init(num_arms)):
+    raise ValueError(f"rule {rule.name!r} samples with confidence bounds that depend on "
+                     "delta, and a run to a budget has no delta; run a rule that samples "
+                     "without it (uniform, tcb, successive-rejects, ...)")
+  why = inputs.rule_refusal(family, rule, num_arms)
+  if why is not None:
+    raise ValueError(why)
+
+
+def check_budget(rule, budget, num_arms: int) -> int:
+  """The budget T, a whole number at least K and at least the rule's own minimum
+  (`jbai.rules.Rule.budget`), within the counts (`inputs.max_steps_limit`)."""
+  own = rule.budget(num_arms) if rule.budget is not None else 0
+  value = inputs.check_count("budget", budget, 1, inputs.max_steps_limit())
+  if value < max(num_arms, own):
+    why = (f"the number of arms, K = {num_arms}" if own <= num_arms else
+           f"{own}, the smallest of rule {rule.name!r} on {num_arms} arms")
+    raise ValueError(f"budget must be at least {why}, got {budget!r}")
+  return value
+
+
+
+def resolve(family, rule, budget, **stop_options) -> tuple:
+  """(Family, Rule, Stop) of a run to a budget: the stop records the rule's
+  recommendation at the checkpoints (`jbai.stops.budget_stop`). The options of a
+  run that stops (delta, threshold, max_steps, eps_good) must be None: a run to a
+  budget has none of them."""
+  given = [name for name, value in stop_options.items() if value is not None]
+  if given:
+    raise ValueError(f"a run to a budget (budget={budget!r}) has no stop, so no "
+                     f"{given[0]}: pass {given[0]}=None")
+  family, rule = inputs.as_family(family), inputs.as_rule(rule)
+  return family, rule, stops.budget_stop(recommendation(rule))
+
+
+__all__ = ["DEFAULT_CHECKPOINTS", "check_budget", "check_rule", "checkpoint_times", "resolve"]
