@@ -202,27 +202,12 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
   n_inst, num_arms = table.shape
   rule_state = inputs.initial_rule_state(rule, num_arms, params)
   if budget is not None:
-    budget_lib.check_rule(family, rule, num_arms)
-    max_steps = budget_lib.check_budget(rule, budget, num_arms)
-    times = budget_lib.checkpoint_times(
-        max_steps, [max_steps] if checkpoints is None else checkpoints, num_arms)
-    n_deltas, thr_params = len(times), threshold.init(times, num_arms)
-    rule_state = stops.with_budget(rule_state, max_steps)
-    scalar_levels = checkpoints is None
+    levels = _checkpoint_levels(family, rule, threshold, rule_state, budget, checkpoints,
+                                num_arms)
   else:
-    if max_steps is None:
-      max_steps = inputs.default_max_steps(rule, blocks=not scores)
-    if inputs.concrete(delta):
-      # log(1/delta) carried where delta is below the dtype's range (inputs.threshold_params).
-      n_deltas = len(inputs.check_delta(delta))
-      thr_params = inputs.threshold_params(threshold, delta, num_arms, dtype)
-      log_inv = inputs.log_inv_delta(delta)
-    else:  # traced: see inputs' docstring
-      deltas = jnp.atleast_1d(jnp.asarray(delta, dtype))
-      n_deltas, thr_params = deltas.shape[0], threshold.init(deltas, num_arms)
-      log_inv = -jnp.log(deltas)
-    rule_state = stops.with_delta(rule.name, rule_state, log_inv)
-    scalar_levels = np.ndim(delta) == 0
+    levels = _delta_levels(rule, threshold, rule_state, delta, max_steps, scores, num_arms,
+                           dtype)
+  max_steps, n_deltas, thr_params, rule_state, scalar_levels = levels
   max_steps = inputs.check_max_steps(max_steps)
   inputs.check_total("jbai.rollout", n_inst * n_trials,
                      inputs.trial_bytes(num_arms, n_deltas, bool(scores)))
@@ -244,6 +229,35 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
   flat = records.finish(jnp, out, table, n_trials, _eps_good(family, threshold, params, dtype))
   lead = (n_inst, n_trials) if means.ndim == 2 else (n_trials,)
   return from_records(flat, lead, scalar_levels, scores)
+
+
+def _delta_levels(rule, threshold, rule_state, delta, max_steps, scores, num_arms, dtype):
+  """(max_steps, D, the threshold's params, the rule's state, whether delta is a
+  scalar) of a run that stops at each delta."""
+  if max_steps is None:
+    max_steps = inputs.default_max_steps(rule, blocks=not scores)
+  if inputs.concrete(delta):
+    # log(1/delta) carried where delta is below the dtype's range (inputs.threshold_params).
+    n_deltas = len(inputs.check_delta(delta))
+    thr_params = inputs.threshold_params(threshold, delta, num_arms, dtype)
+    log_inv = inputs.log_inv_delta(delta)
+  else:  # traced: see inputs' docstring
+    deltas = jnp.atleast_1d(jnp.asarray(delta, dtype))
+    n_deltas, thr_params = deltas.shape[0], threshold.init(deltas, num_arms)
+    log_inv = -jnp.log(deltas)
+  rule_state = stops.with_delta(rule.name, rule_state, log_inv)
+  return max_steps, n_deltas, thr_params, rule_state, np.ndim(delta) == 0
+
+
+def _checkpoint_levels(family, rule, stop, rule_state, budget, checkpoints, num_arms):
+  """The same for a run to a budget: max_steps = T, and a level per checkpoint
+  (T alone, and no level axis, without checkpoints); the rule's state holds T."""
+  budget_lib.check_rule(family, rule, num_arms)
+  horizon = budget_lib.check_budget(rule, budget, num_arms)
+  times = budget_lib.checkpoint_times(
+      horizon, [horizon] if checkpoints is None else checkpoints, num_arms)
+  return (horizon, len(times), stop.init(times, num_arms),
+          stops.with_budget(rule_state, horizon), checkpoints is None)
 
 
 def _eps_good(family, threshold, params, dtype):
