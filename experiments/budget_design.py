@@ -16,7 +16,7 @@ Wilson 95% interval, and the rate Gamma_FB(w) of each static design. Next to the
 static designs: round robin (`uniform`), Successive Rejects and Sequential
 Halving, which run to the same T.
 
-  python experiments/budget_design.py [--quick]
+  python experiments/budget_design.py [--quick] [--seed S]
 """
 
 import argparse
@@ -114,8 +114,10 @@ def main(c: dict) -> list:
 if __name__ == "__main__":
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--quick", action="store_true", help="a few trials, to check it runs")
+  parser.add_argument("--seed", type=int, default=CONFIG["seed"],
+                      help="the key of the descent and of the evaluation")
   args = parser.parse_args()
-  config = dict(CONFIG)
+  config = dict(CONFIG, seed=args.seed)
   if args.quick:
     config.update(trials=64, steps=3, average=2, check_trials=256, budget=200)
   jbai.enable_compilation_cache()
