@@ -68,27 +68,37 @@ def _as_rows(g, wrt: str, d: int) -> list:
   return (g[d] if wrt == "means" else np.atleast_1d(g[d])).tolist()
 
 
-def _differences(key, run, family, means, deltas, trials, max_steps, wrt, h,
-                 extrapolate=False) -> tuple:
-  """({"tau": (grads, ses), "error": (...)}, simulated steps) of central finite
-  differences with common random numbers in each parameter of `wrt` (Richardson's
-  extrapolation of two with `extrapolate`)."""
+STOPPED_QUANTITIES = (("tau", "mean_tau"), ("error", "error_rate"))  # label, Difference field
+
+
+def _differences(key, rule, family, means, trials, wrt, h, extrapolate=False,
+                 quantities=STOPPED_QUANTITIES, **run) -> tuple:
+  """({label: (grads, ses)} for each (label, field) of `quantities`, simulated
+  steps) of central finite differences with common random numbers in each
+  parameter of `wrt` (Richardson's extrapolation of two with `extrapolate`), the
+  run's other arguments (delta, threshold, max_steps, or budget and checkpoints)
+  in `run`."""
   import numpy as np
   from jbai.core.estimate import finite_difference
   points = range(len(means)) if wrt == "means" else [wrt]
-  out = {"tau": ([], []), "error": ([], [])}
+  out = {label: ([], []) for label, _ in quantities}
   steps = 0
   for p in points:
-    fd = finite_difference(key, family, np.asarray(means), run.rule, list(deltas), trials,
-                           wrt=p, h=h, threshold=run.threshold, max_steps=max_steps,
-                           extrapolate=extrapolate)
-    for label, g, se in (("tau", fd.mean_tau, fd.mean_tau_se),
-                         ("error", fd.error_rate, fd.error_rate_se)):
-      out[label][0].append(np.asarray(g))
-      out[label][1].append(np.asarray(se))
+    fd = finite_difference(key, family, np.asarray(means), rule, n_trials=trials, wrt=p, h=h,
+                           extrapolate=extrapolate, **run)
+    for label, field in quantities:
+      out[label][0].append(np.asarray(getattr(fd, field)))
+      out[label][1].append(np.asarray(getattr(fd, field + "_se")))
     steps += int(fd.simulated_steps)
   stack = lambda xs: np.stack(xs, axis=-1) if wrt == "means" else xs[0]  # [D, K] or [D]
   return {k: (stack(g), stack(se)) for k, (g, se) in out.items()}, steps
+
+
+def _check_scored(wrt: str, rule, scored) -> None:
+  """Refuses a likelihood-ratio gradient in a parameter the rule has no score in."""
+  if wrt != "means" and wrt not in scored:
+    raise ValueError(f"--wrt {wrt}: {rule!r} has no likelihood-ratio score in {wrt} "
+                     "(a deterministic parameter): use --estimator fd")
 
 
 def grad_records(res, run, family, means, deltas, wrt: str = "means",
@@ -108,9 +118,7 @@ def grad_records(res, run, family, means, deltas, wrt: str = "means",
     grads = differences
   else:
     moments = jax.tree.map(np.asarray, monte_carlo(res, False, estimator=estimator))
-    if wrt != "means" and wrt not in moments["tau"][2]:
-      raise ValueError(f"--wrt {wrt}: {run.rule!r} has no likelihood-ratio score in {wrt} "
-                       "(a deterministic parameter): use --estimator fd")
+    _check_scored(wrt, run.rule, moments["tau"][2])
     grads = {label: (m[2][wrt], m[3][wrt]) for label, m in moments.items()}
   oracle_grad, t_star_log = t_star_log_gradient(family, means, deltas)
   steps = int(np.sum(res.steps)) + int(fd_steps)
@@ -181,8 +189,9 @@ def cmd_grad(args) -> int:
     if estimator in DIFFERENCES:
       # A key apart from the run's, so that the values and the differences are independent.
       differences, fd_steps = _differences(
-          jax.random.fold_in(jax.random.key(args.seed), 1), run, plan.family, plan.means,
-          plan.deltas, args.trials, max_steps, wrt, h, estimator == "richardson")
+          jax.random.fold_in(jax.random.key(args.seed), 1), run.rule, plan.family, plan.means,
+          args.trials, wrt, h, estimator == "richardson", delta=list(plan.deltas),
+          threshold=run.threshold, max_steps=max_steps)
     new = grad_records(res, run, plan.family, plan.means, plan.deltas, wrt, estimator,
                        differences, fd_steps)
     if estimator in DIFFERENCES:
@@ -224,7 +233,7 @@ def budget_records(args, wrt: str, estimator: str, h: float) -> list:
   import jax
   import numpy as np
   from jbai.cli.budget import check_options, plan_budget
-  from jbai.core.estimate import estimate, finite_difference
+  from jbai.core.estimate import estimate
   check_options(args)
   family, means, runs = plan_budget(args)
   key = jax.random.key(args.seed)
@@ -236,19 +245,12 @@ def budget_records(args, wrt: str, estimator: str, h: float) -> list:
         estimator="score" if estimator in DIFFERENCES else estimator))
     steps = int(np.sum(est.trials.steps))
     if estimator in DIFFERENCES:
-      diffs = [jax.tree.map(np.asarray, finite_difference(
-          jax.random.fold_in(key, 1), family, np.asarray(means), run.rule, None, args.trials,
-          wrt=p, h=h, extrapolate=estimator == "richardson", **at))
-          for p in (range(len(means)) if wrt == "means" else [wrt])]
-      steps += sum(int(d.simulated_steps) for d in diffs)
-      stack = lambda xs: np.stack(xs, -1) if wrt == "means" else xs[0]
-      grads = {name: (stack([getattr(d, field) for d in diffs]),
-                      stack([getattr(d, field + "_se") for d in diffs]))
-               for name, field in BUDGET_QUANTITIES}
+      grads, fd_steps = _differences(
+          jax.random.fold_in(key, 1), run.rule, family, means, args.trials, wrt, h,
+          estimator == "richardson", BUDGET_QUANTITIES, delta=None, **at)
+      steps += fd_steps
     else:
-      if wrt != "means" and wrt not in est.grad_error_rate:
-        raise ValueError(f"--wrt {wrt}: {run.rule!r} has no likelihood-ratio score in {wrt} "
-                         "(a deterministic parameter): use --estimator fd")
+      _check_scored(wrt, run.rule, est.grad_error_rate)
       grads = {name: (getattr(est, "grad_" + field)[wrt], getattr(est, "grad_" + field + "_se")[wrt])
                for name, field in BUDGET_QUANTITIES}
     for c, t in enumerate(run.times):

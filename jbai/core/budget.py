@@ -60,6 +60,14 @@ def check_budget(rule, budget, num_arms: int) -> int:
   return value
 
 
+def check_run(family, rule, budget, checkpoints, num_arms: int) -> tuple:
+  """(T, [C] checkpoints) of a run to a budget, after checking that the rule runs
+  to one on the family (`check_rule`) and the budget (`check_budget`);
+  `checkpoints` as `checkpoint_times` takes them."""
+  check_rule(family, rule, num_arms)
+  horizon = check_budget(rule, budget, num_arms)
+  return horizon, checkpoint_times(horizon, checkpoints, num_arms)
+
 
 def resolve(family, rule, budget, **stop_options) -> tuple:
   """(Family, Rule, Stop) of a run to a budget: the stop records the rule's
@@ -74,4 +82,5 @@ def resolve(family, rule, budget, **stop_options) -> tuple:
   return family, rule, stops.budget_stop(recommendation(rule))
 
 
-__all__ = ["DEFAULT_CHECKPOINTS", "check_budget", "check_rule", "checkpoint_times", "resolve"]
+__all__ = ["DEFAULT_CHECKPOINTS", "check_budget", "check_rule", "check_run", "checkpoint_times",
+           "resolve"]

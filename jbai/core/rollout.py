@@ -252,10 +252,8 @@ def _delta_levels(rule, threshold, rule_state, delta, max_steps, scores, num_arm
 def _checkpoint_levels(family, rule, stop, rule_state, budget, checkpoints, num_arms):
   """The same for a run to a budget: max_steps = T, and a level per checkpoint
   (T alone, and no level axis, without checkpoints); the rule's state holds T."""
-  budget_lib.check_rule(family, rule, num_arms)
-  horizon = budget_lib.check_budget(rule, budget, num_arms)
-  times = budget_lib.checkpoint_times(
-      horizon, [horizon] if checkpoints is None else checkpoints, num_arms)
+  horizon, times = budget_lib.check_run(
+      family, rule, budget, [budget] if checkpoints is None else checkpoints, num_arms)
   return (horizon, len(times), stop.init(times, num_arms),
           stops.with_budget(rule_state, horizon), checkpoints is None)
 

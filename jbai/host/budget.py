@@ -15,7 +15,7 @@ import numpy as np
 
 from jbai import stops
 from jbai.core import inputs
-from jbai.core.budget import check_budget, check_rule, checkpoint_times, resolve
+from jbai.core.budget import check_run, resolve
 from jbai.host.simulate import run_pool
 from jbai.host.summary import mean_ci, wilson
 
@@ -119,9 +119,7 @@ def budget(key: jax.Array, family, means, rule, budget: int, n_trials: int,
   means_np = inputs.check_table(family, means)
   table = means_np.reshape(-1, means_np.shape[-1])
   n_inst, num_arms = table.shape
-  check_rule(family, rule, num_arms)
-  horizon = check_budget(rule, budget, num_arms)
-  times = checkpoint_times(horizon, checkpoints, num_arms)
+  horizon, times = check_run(family, rule, budget, checkpoints, num_arms)
   n_trials = inputs.check_trials(n_trials)
   inputs.check_lanes(lanes)
   inputs.check_count("chunk", chunk, 1)
