@@ -180,7 +180,17 @@ def _build(family, rule):
       tau[j], answer[j] = trial(means, log_inv_delta, eps, max_steps)
     return tau, answer
 
-  return trial, njit(run_trials), njit(parallel=True)(run_trials)
+  def run_instances(means, log_inv_delta, eps, max_steps, n_trials):
+    n_instances = means.shape[0]
+    tau = np.zeros((n_instances, n_trials), np.int64)
+    answer = np.zeros((n_instances, n_trials), np.int64)
+    for job in prange(n_instances * n_trials):  # every (instance, trial) pair, one pool
+      i, j = job // n_trials, job % n_trials
+      tau[i, j], answer[i, j] = trial(means[i], log_inv_delta, eps, max_steps)
+    return tau, answer
+
+  return (trial, njit(run_trials), njit(parallel=True)(run_trials),
+          njit(parallel=True)(run_instances))
 
 
 _KERNELS = {(f, r): _build(f, r) for f in (GAUSSIAN, BERNOULLI) for r in (TCB, ITCB)}
@@ -204,6 +214,12 @@ def run_serial(family, rule, means, log_inv_delta, eps, max_steps, n_trials):
 def run_parallel(family, rule, means, log_inv_delta, eps, max_steps, n_trials):
   """n_trials trials spread over every core (numba prange): (tau [n], answer [n])."""
   return _KERNELS[family, rule][2](means, log_inv_delta, eps, max_steps, n_trials)
+
+
+def run_instances(family, rule, means, log_inv_delta, eps, max_steps, n_trials):
+  """n_trials trials of each instance, means [I, K], every (instance, trial) pair
+  spread over every core (numba prange): (tau [I, n], answer [I, n])."""
+  return _KERNELS[family, rule][3](means, log_inv_delta, eps, max_steps, n_trials)
 
 
 if __name__ == "__main__":  # a quick self-check: every specialisation stops on the best arm

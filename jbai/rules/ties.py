@@ -15,11 +15,19 @@ a trial depend on the program it runs in (docs/design/ties.md).
   argmax_random_ties(key, values) the same with u drawn from key
   argmin_random_ties(key, values) a minimum, ties at random
   argmax_random(key, values)      a maximum, ties by the largest of K uniforms
+  common_path(fast)               a decorator: under vmap, `fast` where every lane allows it
 
 Every helper is written with plain max / min reductions where it can: on CPU they
 are cheaper under vmap than jnp.argmax and cumsum; the arg-max that remains is
 `argmax`, vectorised at large K (docs/design/ties.md).
+
+Under `jax.vmap` (a pool of lanes) `argmax`, `argmin` and `argmax_ties` first take
+the common path: one maximum, found by plain reductions. Where every lane of the
+batch has it, the variadic arg-max and the tie-break's ranking do not run
+(`common_path`); their answers are the same either way.
 """
+
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -72,6 +80,45 @@ def _pick(a, b):
           jnp.where(larger | (equal & (ai < bi)), ai, bi))
 
 
+def common_path(fast):
+  """Decorates `slow`, a function of one lane's arrays, so that under `jax.vmap` it first runs
+  `fast(*args) -> (result, ok)` on every lane, where result equals slow(*args)
+  wherever ok holds. Where ok holds on every lane of the batch (one predicate over
+  the batch, tested by `lax.cond` outside the per-lane arithmetic), the lanes take
+  fast's results and slow does not run; else every lane runs slow. A rare case
+  (ties, a NaN, copies of the values that round apart) then costs only the steps
+  where some lane meets it. Unbatched, or batched again (vmap of a vmap), it is
+  slow or both paths. The arguments are cut from differentiation (the results
+  are indices)."""
+  def decorate(slow):
+    pooled = jax.custom_batching.custom_vmap(slow)
+
+    @pooled.def_vmap
+    def _batched(axis_size, in_batched, *args):
+      args = [a if batched else jnp.broadcast_to(a, (axis_size,) + jnp.shape(a))
+              for a, batched in zip(args, in_batched)]
+      result, ok = jax.vmap(fast)(*args)
+      out = jax.lax.cond(jnp.all(ok), lambda: result, lambda: jax.vmap(slow)(*args))
+      return out, True
+
+    @functools.wraps(slow)
+    def wrapped(*args):
+      return pooled(*map(jax.lax.stop_gradient, args))
+
+    return wrapped
+
+  return decorate
+
+
+def _argmax_common(values: jax.Array):
+  """(the lowest index where values reach their maximum, whether one does): the
+  arg-max from two plain reductions, not found for a NaN, or where the copy of the
+  values that took the maximum and the copy compared with it differ."""
+  index = first_index(values >= jnp.max(values))
+  return index, index < values.shape[-1]
+
+
+@common_path(_argmax_common)
 def argmax(values: jax.Array) -> jax.Array:
   """[] int32 the lowest index of the maximum of `values` [K] (a NaN first):
   jnp.argmax, over one copy of the values.
@@ -129,6 +176,15 @@ def first_max(values: jax.Array) -> jax.Array:
                    or_argmax(first_index(maxima(values)), values))
 
 
+def _argmax_ties_common(u: jax.Array, values: jax.Array):
+  """(the maximum's index, whether it is the only one): without a tie the rank
+  floor(u * 1) is 0 and the tie-break returns the single maximum."""
+  is_max = maxima(values)
+  index = first_index(is_max)
+  return index, (jnp.sum(is_max) == 1) & (index < values.shape[-1])
+
+
+@common_path(_argmax_ties_common)
 def argmax_ties(u: jax.Array, values: jax.Array) -> jax.Array:
   """Index of a maximum of `values` (up to rounding: `maxima`), ties broken
   uniformly by one uniform u in [0, 1).
