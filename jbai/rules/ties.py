@@ -21,10 +21,11 @@ Every helper is written with plain max / min reductions where it can: on CPU the
 are cheaper under vmap than jnp.argmax and cumsum; the arg-max that remains is
 `argmax`, vectorised at large K (docs/design/ties.md).
 
-Under `jax.vmap` (a pool of lanes) `argmax`, `argmin` and `argmax_ties` first take
-the common path: one maximum, found by plain reductions. Where every lane of the
-batch has it, the variadic arg-max and the tie-break's ranking do not run
-(`common_path`); their answers are the same either way.
+Under `jax.vmap` (a pool of lanes) `argmax`, `argmin`, `argmax_ties` and
+`argmax_random` first take the common path: one maximum, found by plain
+reductions. Where every lane of the batch has it, the variadic arg-max, the
+tie-break's ranking and its K uniforms do not run (`common_path`); their answers
+are the same either way.
 """
 
 import functools
@@ -176,37 +177,43 @@ def first_max(values: jax.Array) -> jax.Array:
                    or_argmax(first_index(maxima(values)), values))
 
 
-def _argmax_ties_common(u: jax.Array, values: jax.Array):
-  """(the maximum's index, whether it is the only one): without a tie the rank
-  floor(u * 1) is 0 and the tie-break returns the single maximum."""
+def _single_maximum(_, values: jax.Array):
+  """(the maximum's index, whether it is the only one, up to rounding): the common
+  path of the tie-breaks, whose random draw (the first argument) only matters
+  among several maxima."""
   is_max = maxima(values)
   index = first_index(is_max)
   return index, (jnp.sum(is_max) == 1) & (index < values.shape[-1])
 
 
-@common_path(_argmax_ties_common)
+@common_path(_single_maximum)
 def argmax_ties(u: jax.Array, values: jax.Array) -> jax.Array:
   """Index of a maximum of `values` (up to rounding: `maxima`), ties broken
   uniformly by one uniform u in [0, 1).
 
   Among the n maxima (in index order) it returns the floor(u * n)-th, so a single
-  random number serves any number of ties.
+  random number serves any number of ties (without a tie the rank floor(u * 1) is
+  0: the single maximum, whatever u).
   """
   is_max = maxima(values)
   rank = jnp.floor(u * jnp.sum(is_max)).astype(jnp.int32)
   return or_argmax(first_index(is_max & (running_count(is_max) > rank)), values)
 
 
+@common_path(_single_maximum)
 def argmax_random_ties(key: jax.Array, values: jax.Array) -> jax.Array:
-  """Index of a maximum of `values`, ties broken uniformly at random."""
+  """Index of a maximum of `values`, ties broken uniformly at random (under vmap
+  the uniform is drawn only where some lane has a tie: `common_path`)."""
   return argmax_ties(jax.random.uniform(key), values)
 
 
+@common_path(lambda key, values: _single_maximum(key, -values))
 def argmin_random_ties(key: jax.Array, values: jax.Array) -> jax.Array:
   """Index of a minimum of `values`, ties broken uniformly at random."""
   return argmax_ties(jax.random.uniform(key), -values)
 
 
+@common_path(_single_maximum)
 def argmax_random(key: jax.Array, values: jax.Array) -> jax.Array:
   """[] int32 index of a maximum of `values` [K] (up to rounding: `maxima`),
   ties broken uniformly at random.
