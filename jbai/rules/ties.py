@@ -82,15 +82,17 @@ def _pick(a, b):
 
 
 def common_path(fast):
-  """Decorates `slow`, a function of one lane's arrays, so that under `jax.vmap` it first runs
-  `fast(*args) -> (result, ok)` on every lane, where result equals slow(*args)
+  """Decorates `slow`, a function of one lane's arrays, so that under `jax.vmap`
+  it first runs `fast(*args) -> (result, ok)` on every lane, where result equals slow(*args)
   wherever ok holds. Where ok holds on every lane of the batch (one predicate over
   the batch, tested by `lax.cond` outside the per-lane arithmetic), the lanes take
   fast's results and slow does not run; else every lane runs slow. A rare case
   (ties, a NaN, copies of the values that round apart) then costs only the steps
-  where some lane meets it. Unbatched, or batched again (vmap of a vmap), it is
-  slow or both paths. The arguments are cut from differentiation (the results
-  are indices)."""
+  where some lane meets it. Unbatched it is slow; batched again (vmap of a vmap),
+  both paths run. On a CPU only (`lax.platform_dependent`, chosen when the program
+  is lowered): on an accelerator a branch costs a synchronisation with the host and
+  running every lane is cheap, so there the batch runs slow, as a plain vmap does.
+  The arguments are cut from differentiation (the results are indices)."""
   def decorate(slow):
     pooled = jax.custom_batching.custom_vmap(slow)
 
@@ -98,9 +100,12 @@ def common_path(fast):
     def _batched(axis_size, in_batched, *args):
       args = [a if batched else jnp.broadcast_to(a, (axis_size,) + jnp.shape(a))
               for a, batched in zip(args, in_batched)]
-      result, ok = jax.vmap(fast)(*args)
-      out = jax.lax.cond(jnp.all(ok), lambda: result, lambda: jax.vmap(slow)(*args))
-      return out, True
+
+      def on_cpu(*args):
+        result, ok = jax.vmap(fast)(*args)
+        return jax.lax.cond(jnp.all(ok), lambda: result, lambda: jax.vmap(slow)(*args))
+
+      return jax.lax.platform_dependent(*args, cpu=on_cpu, default=jax.vmap(slow)), True
 
     @functools.wraps(slow)
     def wrapped(*args):
