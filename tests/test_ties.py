@@ -135,6 +135,11 @@ def test_the_common_path_gives_every_lane_its_own_answer():
   select = lambda x: jnp.sum(jax.vmap(lambda v: v[ties.argmax(v)])(x))
   grad = jax.grad(select)(pools[0])
   np.testing.assert_array_equal(grad, np.eye(5)[plain.argmax(-1)])
+  # On a GPU the pool runs the full helper: the common path's branch is the CPU's.
+  traced = jax.jit(jax.vmap(argmax_ties)).trace(u, pools[0])
+  branches = {p: traced.lower(lowering_platforms=(p,)).as_text().count("stablehlo.case")
+              for p in ("cpu", "cuda")}
+  assert branches["cuda"] < branches["cpu"], branches
 
 
 def test_first_max_is_the_lowest_index_of_the_maximum():
