@@ -21,11 +21,12 @@ Every helper is written with plain max / min reductions where it can: on CPU the
 are cheaper under vmap than jnp.argmax and cumsum; the arg-max that remains is
 `argmax`, vectorised at large K (docs/design/ties.md).
 
-Under `jax.vmap` (a pool of lanes) `argmax`, `argmin`, `argmax_ties` and
-`argmax_random` first take the common path: one maximum, found by plain
+On a CPU, under `jax.vmap` (a pool of lanes), `argmax`, `argmin` and the
+tie-breaks (`argmax_ties`, `argmax_random`, `argmax_random_ties`,
+`argmin_random_ties`) first take the common path: one maximum, found by plain
 reductions. Where every lane of the batch has it, the variadic arg-max, the
-tie-break's ranking and its K uniforms do not run (`common_path`); their answers
-are the same either way.
+tie-break's ranking and its uniforms do not run (`common_path`); the answers are
+the same either way.
 """
 
 import functools
@@ -82,17 +83,18 @@ def _pick(a, b):
 
 
 def common_path(fast):
-  """Decorates `slow`, a function of one lane's arrays, so that under `jax.vmap`
-  it first runs `fast(*args) -> (result, ok)` on every lane, where result equals slow(*args)
-  wherever ok holds. Where ok holds on every lane of the batch (one predicate over
-  the batch, tested by `lax.cond` outside the per-lane arithmetic), the lanes take
-  fast's results and slow does not run; else every lane runs slow. A rare case
-  (ties, a NaN, copies of the values that round apart) then costs only the steps
-  where some lane meets it. Unbatched it is slow; batched again (vmap of a vmap),
-  both paths run. On a CPU only (`lax.platform_dependent`, chosen when the program
-  is lowered): on an accelerator a branch costs a synchronisation with the host and
-  running every lane is cheap, so there the batch runs slow, as a plain vmap does.
-  The arguments are cut from differentiation (the results are indices)."""
+  """Decorates `slow`, a function of one lane's arrays, so that under `jax.vmap` it
+  first runs `fast(*args) -> (result, ok)` on every lane, where result equals
+  slow(*args) wherever ok holds. Where ok holds on every lane of the batch (one
+  predicate over the batch, tested by `lax.cond` outside the per-lane arithmetic),
+  the lanes take fast's results and slow does not run; else every lane runs slow.
+  A rare case (ties, a NaN, copies of the values that round apart) then costs only
+  the steps where some lane meets it. Unbatched it is slow; batched again (vmap of
+  a vmap), both paths run. On a CPU only (`lax.platform_dependent`, settled when
+  the program is lowered): on an accelerator a branch costs a synchronisation with
+  the host and running every lane is cheap, so there the batch runs slow, as a
+  plain vmap does. The arguments are cut from differentiation (the results are
+  indices)."""
   def decorate(slow):
     pooled = jax.custom_batching.custom_vmap(slow)
 
@@ -207,8 +209,8 @@ def argmax_ties(u: jax.Array, values: jax.Array) -> jax.Array:
 
 @common_path(_single_maximum)
 def argmax_random_ties(key: jax.Array, values: jax.Array) -> jax.Array:
-  """Index of a maximum of `values`, ties broken uniformly at random (under vmap
-  the uniform is drawn only where some lane has a tie: `common_path`)."""
+  """Index of a maximum of `values`, ties broken uniformly at random (on a CPU under
+  vmap, the uniform is drawn only at steps where some lane has a tie: `common_path`)."""
   return argmax_ties(jax.random.uniform(key), values)
 
 
