@@ -35,6 +35,9 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import loop_kernels as lk  # noqa: E402
 
+from jbai.host.summary import mean_ci  # noqa: E402
+from jbai.studies import read_table  # noqa: E402
+
 DELTA = 0.01
 MAX_STEPS = 10**6  # a study's default cap
 SPEC = """[study]
@@ -70,14 +73,7 @@ def study_taus(out):
   """([I, K] means of the study's instances, [I * n] stopping times)."""
   spec = json.load(open(os.path.join(out, "study.json")))["spec"]
   means = np.array([inst["means"] for inst in spec["instances"]])
-  rows = open(os.path.join(out, "trials.csv")).read().splitlines()
-  col = rows[0].split(",").index("tau")
-  return means, np.array([float(r.split(",")[col]) for r in rows[1:]])
-
-
-def mean_ci(tau):
-  tau = np.asarray(tau, float)
-  return tau.mean(), 1.96 * tau.std(ddof=1) / math.sqrt(len(tau))
+  return means, np.asarray(read_table(os.path.join(out, "trials.csv"))["tau"], float)
 
 
 def main():

@@ -179,9 +179,8 @@ def first_max(values: jax.Array) -> jax.Array:
   disagree so that none reaches the maximum (see `maxima`), it is the lowest
   index of the maxima up to rounding instead.
   """
-  exact = first_index(values >= jnp.max(values))  # K where no copy reaches the max
-  return jnp.where(exact < values.shape[-1], exact,
-                   or_argmax(first_index(maxima(values)), values))
+  exact, found = _argmax_common(values)  # not found where no copy reaches the max
+  return jnp.where(found, exact, or_argmax(first_index(maxima(values)), values))
 
 
 def _single_maximum(_, values: jax.Array):
