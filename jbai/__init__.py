@@ -6,6 +6,7 @@ The flat public API:
   jbai.thresholds.gk16() / kk() / paper()
   jbai.stops.confidence() / lil() (stops beside the GLLR; rules may bring their own)
   jbai.oracle.optimal_allocation(family, means), jbai.oracle.exact_solve(...)
+  jbai.problems.top_m(m) / above(level) / best_arm(), jbai.problems.oracle(problem, family, means)
   jbai.simulate(key, family, means, rule, delta, n_trials)   (host: progress, resume, devices)
   jbai.rollout(key, family, means, rule, delta, n_trials)    (pure: jit, vmap)
   jbai.estimate(key, family, means, rule, delta, n_trials)   (E[tau], P(error), jax.grad)
@@ -21,7 +22,7 @@ logging are left as they are (`enable_compilation_cache` and `use_cpu_cores`
 are opt-ins).
 """
 
-from jbai import families, oracle, rules, stops, thresholds
+from jbai import families, oracle, problems, rules, stops, thresholds
 from jbai.core.estimate import Difference, Estimate, estimate, finite_difference
 from jbai.core.lane import stopping_statistic
 from jbai.core.rollout import Rollout, rollout
@@ -43,5 +44,5 @@ __all__ = ["ArmStats", "BudgetResult", "Difference", "Estimate", "Family", "Resu
            "Rule", "Threshold", "Trace", "arm_stats", "budget", "enable_compilation_cache",
            "estimate",
            "families", "finite_difference", "gamma", "golden_section", "oracle",
-           "pair_costs", "rollout", "rules", "simulate", "stopping_statistic", "stops", "study",
+           "pair_costs", "problems", "rollout", "rules", "simulate", "stopping_statistic", "stops", "study",
            "thresholds", "trace", "transport_cost", "use_cpu_cores"]

@@ -13,7 +13,7 @@ LAYERS = [
     ("jbai.random", "jbai.builders"),
     ("jbai.families",),
     ("jbai.state", "jbai.transport", "jbai.checks"),
-    ("jbai.thresholds", "jbai.oracle", "jbai.rules", "jbai.stops"),
+    ("jbai.thresholds", "jbai.oracle", "jbai.problems", "jbai.rules", "jbai.stops"),
     ("jbai.core",),
     ("jbai.host",),
     ("jbai.studies",),

@@ -122,6 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
                  help="the eps-good oracle: T*_eps(nu), w*_eps(nu) and the answer for "
                  "eps-good answers, mu_answer >= max mu - EPS (Garivier & Kaufmann 2021; "
                  "exact method only)")
+  p.add_argument("--top", type=count, default=None, metavar="M",
+                 help="the oracle of top-m identification: the M arms with the largest "
+                 "means (jbai.problems.top_m)")
+  p.add_argument("--above", type=number, default=None, metavar="LEVEL",
+                 help="the oracle of thresholding: the arms whose mean is above LEVEL "
+                 "(closed form, jbai.problems.above)")
   p.add_argument("--budget", action="store_true",
                  help="also the fixed budget's oracle: the static allocation w_FB(nu) "
                  "of largest rate Gamma_FB(nu), P(error at T) ~ exp(-T Gamma_FB) (Glynn "

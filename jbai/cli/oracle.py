@@ -2,7 +2,9 @@
 
 With --eps-good EPS, the eps-good oracle (`jbai.oracle.eps`): w*_eps(nu),
 Gamma_eps(nu), T*_eps(nu), T*_eps(nu) log(1/delta) and the answer that attains it.
-With --budget, also the fixed budget's (`jbai.oracle.budget`): the static
+With --top M or --above LEVEL, the oracle of another question (`jbai.problems`):
+top-m identification or thresholding, with the answer set. With --budget, also the
+fixed budget's (`jbai.oracle.budget`): the static
 allocation w_FB(nu) of largest large-deviation rate Gamma_FB(nu), and the rate of
 w(nu) at a fixed budget.
 """
@@ -23,6 +25,9 @@ def cmd_oracle(args) -> int:
   means = args.means
   deltas = checked_deltas(args.delta)
   eps = getattr(args, "eps_good", None)
+  problem = _problem(args)
+  if problem is not None:
+    return _other_answer(args, problem, family, means, deltas)
   if eps is not None and args.budget:
     raise ValueError("--budget gives the best arm's oracle at a fixed budget; it does not "
                      "take --eps-good")
@@ -48,6 +53,44 @@ def cmd_oracle(args) -> int:
                 "gamma_budget": float(rate),
                 "gamma_budget_of_w": float(budget_rate(family, np.asarray(means),
                                                        np.asarray(w)))})
+  if args.json:
+    render.print_json(out)
+  else:
+    render.print_oracle(out, logs)
+  return 0
+
+
+def _problem(args):
+  """The problem that --top or --above asks for, or None (the best arm); refused with
+  an option it does not take."""
+  from jbai import problems
+  top, level = getattr(args, "top", None), getattr(args, "above", None)
+  if top is None and level is None:
+    return None
+  asked = "--top" if top is not None else "--above"
+  if top is not None and level is not None:
+    raise ValueError("--top and --above ask two different questions: give one of them")
+  for option, given in (("--eps-good", getattr(args, "eps_good", None) is not None),
+                        ("--budget", args.budget), ("--method optax", args.method != "exact")):
+    if given:
+      raise ValueError(f"{asked} gives its own exact oracle; it does not take {option}")
+  return problems.top_m(top) if top is not None else problems.above(level)
+
+
+def _other_answer(args, problem, family, means, deltas) -> int:
+  """`jbai oracle --top M` or `--above LEVEL`: T*, w* and the answer set."""
+  import numpy as np
+  from jbai import problems
+  from jbai.core.inputs import log_inv_delta
+  sol = problems.oracle(problem, family, np.asarray(means))
+  t_star = float(sol.t_star)
+  logs = [float(v) * t_star for v in log_inv_delta(deltas)]
+  single = len(deltas) == 1
+  out = {"family": repr(family), "means": means, "problem": repr(problem),
+         "w": [float(x) for x in np.asarray(sol.w)], "gamma": 1 / t_star, "t_star": t_star,
+         "answer": [int(i) for i in np.flatnonzero(np.asarray(sol.answer))],
+         "delta": deltas[0] if single else deltas, "t_star_log": logs[0] if single else logs,
+         "method": "exact"}
   if args.json:
     render.print_json(out)
   else:

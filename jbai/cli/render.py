@@ -206,6 +206,10 @@ def print_oracle(out: dict, logs: list) -> None:
   eps = "eps_good" in out
   sub = "_eps" if eps else ""
   print(f"family  {out['family']}")
+  if "problem" in out:
+    print(f"problem {out['problem']}")
+  answer = out.get("answer")
+  answers = answer if isinstance(answer, list) else [answer]
   if eps:
     print(f"eps     {out['eps_good']:g} (eps-good answers, mu_answer >= max mu - eps; "
           f"Garivier & Kaufmann 2021)")
@@ -216,7 +220,7 @@ def print_oracle(out: dict, logs: list) -> None:
   for i, (m, x) in enumerate(zip(out["means"], out["w"])):
     print(f"{i:>4} {m:>12.6g} {x:>{col}.6f}" +
           (f" {out['w_budget'][i]:>{col}.6f}" if budget else "") +
-          ("   answer" if eps and i == out["answer"] else ""))
+          ("   answer" if i in answers else ""))
   print(f"{'Gamma' + sub + '(nu)':<{label}}{out['gamma']:.6g}")
   print(f"{'T*' + sub + '(nu) = 1/Gamma' + sub:<{label}}{1 / out['gamma']:.6g}")
   for d, v in zip(deltas, logs):

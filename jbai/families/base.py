@@ -211,7 +211,7 @@ def tiny(x: ArrayLike) -> jax.Array:
   return jnp.asarray(jnp.finfo(dtype).tiny ** 0.5, dtype)
 
 
-def check_means(family: Family, means, dtype=None) -> np.ndarray:
+def check_means(family: Family, means, dtype=None, best_arm: bool = True) -> np.ndarray:
   """Validates bandit means at the Python boundary.
 
   Ties are judged in float64 and in `dtype`, the float dtype the simulation
@@ -223,6 +223,8 @@ def check_means(family: Family, means, dtype=None) -> np.ndarray:
     family: the reward family.
     means: [K] or [I, K] arm means.
     dtype: the float dtype of the simulation (default: JAX's default float).
+    best_arm: refuse a tie for the best arm (the other questions of
+      `jbai.problems` check their own ties).
 
   Returns:
     The means as a float numpy array.
@@ -257,7 +259,7 @@ def check_means(family: Family, means, dtype=None) -> np.ndarray:
       raise ValueError(
           f"mean {float(bad[0])!r} is outside Theta = [{family.lo}, {family.hi}] of the "
           f"{family.name} family (means {row.tolist()})")
-    for typed in (row, row.astype(dtype)):
+    for typed in (row, row.astype(dtype)) if best_arm else ():
       top = typed.max()
       if np.sum(typed == top) > 1:
         where = "" if typed is row else f" in {dtype.name}"

@@ -1,0 +1,187 @@
+"""The oracle of an answer whose alternatives are a union of pair pieces.
+
+For an answer (the best arm, the top m arms) the set of instances with another
+answer is a union of pieces, one per pair (a, b) of an arm a in the answer and an
+arm b outside it, and the cost of moving the instance into piece k with weights w
+is the pair transport cost
+
+  c_k(w) = min_x w_a kl(mu_a, x) + w_b kl(mu_b, x),
+
+concave, nondecreasing and 1-homogeneous in w (an infimum of functions linear in
+w). The characteristic time is
+
+  T*(nu)^{-1} = Gamma(nu) = max_{w in simplex} min_k c_k(w),
+
+and w*(nu) its maximiser (Garivier & Kaufmann 2016, Lemma 1; for top-m, Kaufmann
+& Kalyanakrishnan 2013 and Reda, Kaufmann & Delahaye-Duriez 2021; for a union
+of pieces in general, Degenne & Koolen 2019, "Pure exploration with multiple
+correct answers", Section 2).
+
+By homogeneity the problem is the convex program
+
+  T*(nu) = min { sum_a v_a : c_k(v) >= 1 for every piece k },  w* = v* / T*,
+
+which `pairs_solve` solves by a log-barrier method (Boyd & Vandenberghe 2004,
+Chapter 11): Newton's method on F_s(v) = sum_a v_a - s sum_k log(c_k(v) - 1),
+for s shrinking by a factor 10 from 1 to 10^-(STAGES - 1). The minimiser of
+F_s is within P s of T* (P pieces: the barrier's duality gap). Each Newton step
+solves a K x K system, and a backtracking line search keeps every c_k(v) > 1.
+Every loop has a fixed number of iterations, so the solver ends under vmap and
+jit.
+
+The pieces' derivatives in the weights are in closed form (`_pair_terms`). With x
+the minimiser and kl' and kl'' the derivatives of kl(m, x) in x, the envelope
+theorem gives the gradient (kl(mu_a, x), kl(mu_b, x)); x moves with the weights
+by dx/dw_a = -kl'(mu_a, x) / D, D = w_a kl''(mu_a, x) + w_b kl''(mu_b, x), so the
+Hessian is -(1/D) g g^T with g = (kl'(mu_a, x), kl'(mu_b, x)) (rank one, as a
+1-homogeneous function's is). The minimiser is the family's closed form
+(`Family.transport_x`), else golden section's with one Newton step on the
+objective's derivative, whose derivatives in the means are then those of the true
+minimiser (the implicit function theorem).
+
+Differentiation in the means: implicit. At the returned v, grad_v F_s(v, mu) = 0;
+the Newton step -H^{-1} grad_v F_s(v, mu) with H held fixed (stop_gradient) has
+the derivative dv/dmu = -H^{-1} d^2 F_s / dv dmu of the implicit function
+theorem, and the solver adds it to v with its value taken off (the value stays
+v), so that `jax.grad` and `jax.jacobian` of T* and w* work without
+differentiating the loops.
+"""
+
+from typing import NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+
+from jbai.families.base import Family
+from jbai.transport import golden_section
+
+STAGES = 12       # barrier stages in float64: s = 10^0, ..., 10^-(STAGES - 1)
+STAGES_32 = 6     # in float32, whose Newton systems lose their digits beyond
+NEWTON_STEPS = 8  # Newton steps per stage
+HALVINGS = 40     # backtracking: step sizes 1, 1/2, ..., 2^-(HALVINGS - 1)
+
+
+class PiecesSolution(NamedTuple):
+  """What `pairs_solve` returns."""
+
+  w: jax.Array       # [K] float, w*(nu) on the simplex
+  t_star: jax.Array  # [] float, T*(nu) = 1 / Gamma(nu)
+  gap: jax.Array     # [] float, the barrier's bound on (T(w) - T*) / T*, P s / T
+
+
+def _minimiser(family: Family, w_a, m_a, w_b, m_b):
+  """The transport minimiser x, differentiable in the means and weights (closed form,
+  or golden section and one Newton step: see the module's docstring)."""
+  if family.transport_x is not None:
+    return family.transport_x(w_a, m_a, w_b, m_b)
+
+  def objective(x):
+    return w_a * family.kl(m_a, x) + w_b * family.kl(m_b, x)
+
+  x0 = jax.lax.stop_gradient(golden_section(objective, jnp.minimum(m_a, m_b),
+                                            jnp.maximum(m_a, m_b)))
+  slope = lambda x: jax.jvp(objective, (x,), (jnp.ones_like(x),))[1]
+  g, dg = jax.jvp(slope, (x0,), (jnp.ones_like(x0),))
+  return x0 - g / jax.lax.stop_gradient(jnp.where(dg > 0, dg, 1.0))
+
+
+def pair_cost(family: Family, w_a, m_a, w_b, m_b):
+  """min_x w_a kl(m_a, x) + w_b kl(m_b, x) over x in [m_b, m_a] (0 where m_a <= m_b),
+  elementwise, with derivatives in the means and weights."""
+  w_a, m_a, w_b, m_b = jnp.broadcast_arrays(*(jnp.asarray(v) * 1.0 for v in (w_a, m_a, w_b, m_b)))
+  x = _minimiser(family, w_a, m_a, w_b, m_b)
+  return jnp.where(m_a > m_b, w_a * family.kl(m_a, x) + w_b * family.kl(m_b, x), 0.0)
+
+
+def _pair_terms(family: Family, w_a, m_a, w_b, m_b):
+  """(c, grad [P, 2], slopes g [P, 2], D [P]) of the pieces at weights (w_a, w_b):
+  the Hessian of c is -(1/D) g g^T (see the module's docstring)."""
+  x = _minimiser(family, w_a, m_a, w_b, m_b)
+  ones = jnp.ones_like(x)
+
+  def derivatives(m):
+    first = lambda q: jax.jvp(lambda y: family.kl(m, y), (q,), (ones,))
+    (kl, d1), (_, d2) = jax.jvp(first, (x,), (ones,))
+    return kl, d1, d2
+
+  ka, da, dda = derivatives(m_a)
+  kb, db, ddb = derivatives(m_b)
+  c = w_a * ka + w_b * kb
+  return c, jnp.stack([ka, kb], -1), jnp.stack([da, db], -1), w_a * dda + w_b * ddb
+
+
+def _costs(family: Family, v, means, a, b):
+  return pair_cost(family, v[a], means[a], v[b], means[b])
+
+
+def _barrier(family: Family, v, means, a, b, s):
+  """F_s(v) = sum v - s sum_k log(c_k(v) - 1) (+inf outside c_k(v) > 1)."""
+  slack = _costs(family, v, means, a, b) - 1.0
+  value = jnp.sum(v) - s * jnp.sum(jnp.log(jnp.where(slack > 0, slack, 1.0)))
+  return jnp.where(jnp.all(slack > 0), value, jnp.inf)
+
+
+def _gradient(family: Family, v, means, a, b, s):
+  """grad_v F_s and its Hessian [K, K], from the pieces' closed-form derivatives."""
+  c, grad, slope, curv = _pair_terms(family, v[a], means[a], v[b], means[b])
+  onehot = lambda idx: jax.nn.one_hot(idx, v.shape[-1], dtype=v.dtype)  # [P, K]
+  e_a, e_b = onehot(a), onehot(b)
+  u = e_a * grad[:, :1] + e_b * grad[:, 1:]    # [P, K] grad c_k
+  r = e_a * slope[:, :1] + e_b * slope[:, 1:]  # [P, K], Hessian of c_k = -r r^T / D
+  slack = c - 1.0
+  g = 1.0 - s * jnp.sum(u / slack[:, None], axis=0)
+  h = (jnp.einsum("pk,p,pl->kl", u, s / slack ** 2, u)
+       + jnp.einsum("pk,p,pl->kl", r, s / (curv * slack), r))
+  return g, h
+
+
+def _newton(family: Family, v, means, a, b, s):
+  """One damped Newton step on F_s from a point inside the domain."""
+  g, h = _gradient(family, v, means, a, b, s)
+  step = -jnp.linalg.solve(h, g)
+  step = jnp.where(jnp.all(jnp.isfinite(step)), step, 0.0)
+  value = _barrier(family, v, means, a, b, s)
+  sizes = 0.5 ** jnp.arange(HALVINGS, dtype=v.dtype)
+  trial = jax.vmap(lambda t: _barrier(family, v + t * step, means, a, b, s))(sizes)
+  ok = trial <= value + 0.25 * sizes * jnp.dot(g, step)
+  first = jnp.argmax(ok)
+  return jnp.where(ok[first], v + sizes[first] * step, v)
+
+
+def pairs_solve(family: Family, means, a, b, stages: Optional[int] = None) -> PiecesSolution:
+  """max_{w in simplex} min_k c_k(w) over the pair pieces (a_k, b_k), one instance.
+
+  Args:
+    family: the reward family.
+    means: [K] means, with means[a_k] > means[b_k] for every piece (differentiable).
+    a: [P] int, the first arm of each piece (every arm in some piece).
+    b: [P] int, its second arm.
+    stages: barrier stages (s = 10^-(stages - 1) at the last); default STAGES
+      in float64, STAGES_32 in float32 (a gap of about P 1e-5 / T*).
+
+  Returns:
+    A `PiecesSolution`; its w and t_star are differentiable in `means`
+    (implicitly, see the module's docstring).
+  """
+  means = jnp.asarray(means) * 1.0
+  if stages is None:
+    stages = STAGES if jnp.finfo(means.dtype).bits >= 64 else STAGES_32
+  frozen = jax.lax.stop_gradient(means)
+  ones = jnp.ones_like(frozen)
+  v0 = ones * (2.0 / jnp.min(_costs(family, ones, frozen, a, b)))  # c_k(v0) >= 2
+
+  def stage(v, i):
+    s = jnp.asarray(10.0, v.dtype) ** -i
+    newton = lambda _, u: _newton(family, u, frozen, a, b, s)
+    return jax.lax.fori_loop(0, NEWTON_STEPS, newton, v), None
+
+  v, _ = jax.lax.scan(stage, v0, jnp.arange(stages, dtype=v0.dtype))
+  s = jnp.asarray(10.0, v.dtype) ** -(stages - 1)
+  v = jax.lax.stop_gradient(v)
+  _, hess = _gradient(family, v, frozen, a, b, s)
+  grad, _ = _gradient(family, v, means, a, b, s)
+  step = -jnp.linalg.solve(jax.lax.stop_gradient(hess), grad)
+  v = v + (step - jax.lax.stop_gradient(step))  # the value of the loop, implicit derivatives
+  t_star = jnp.sum(v)
+  return PiecesSolution(w=v / t_star, t_star=t_star,
+                        gap=jax.lax.stop_gradient(a.shape[-1] * s / t_star))

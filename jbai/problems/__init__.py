@@ -1,0 +1,91 @@
+"""Pure-exploration questions beyond the best arm, through one answer interface.
+
+  jbai.problems.best_arm()     the arm with the largest mean
+  jbai.problems.top_m(m)       the m arms with the largest means
+  jbai.problems.above(level)   the arms whose mean is above a level (thresholding)
+
+Each is a `Problem` (`jbai.problems.base`): its answer, the pieces of the
+alternatives with their transport costs, the oracle and its identifiability
+check. `oracle` gives T*(nu) and w*(nu) with the input checked; `glr` the GLLR
+statistic of a trial's counts and MLEs.
+
+Example:
+  >>> import jbai
+  >>> sol = jbai.problems.oracle(jbai.problems.top_m(2), "bernoulli", [0.6, 0.5, 0.4, 0.2])
+  >>> [bool(x) for x in sol.answer]
+  [True, True, False, False]
+"""
+
+from typing import NamedTuple, Union
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jbai import families
+from jbai.families.base import Family, check_means
+from jbai.problems.base import Problem, batched, glr
+from jbai.problems.best_arm import best_arm
+from jbai.problems.threshold import above
+from jbai.problems.top_m import top_m
+
+PROBLEMS = {"best-arm": best_arm, "top-m": top_m, "above": above}
+
+
+class Oracle(NamedTuple):
+  """T*(nu), w*(nu) and the answer of a problem, per instance."""
+
+  w: jax.Array       # [..., K] float, w*(nu) on the simplex
+  t_star: jax.Array  # [...] float, T*(nu)
+  answer: jax.Array  # [..., K] bool, the arms in the answer
+
+
+def check(problem: Problem, family: Family, means) -> np.ndarray:
+  """The means [K] or [I, K] as a numpy array, checked for the family (values in
+  Theta, two arms or more) and for the problem (an identifiable answer).
+
+  Raises:
+    ValueError: naming the bad value.
+  """
+  arr = check_means(family, means, best_arm=False)
+  dtype = np.dtype(jnp.result_type(float))
+  for row in arr.reshape(-1, arr.shape[-1]):
+    problem.check(family, row)
+    problem.check(family, row.astype(dtype))
+  return arr
+
+
+def oracle(problem: Problem, family: Union[Family, str], means) -> Oracle:
+  """T*(nu), w*(nu) and the answer of `problem` at each instance, input checked.
+
+  Args:
+    problem: a `Problem` (`best_arm()`, `top_m(m)`, `above(level)`).
+    family: a `Family` or a built-in family's name.
+    means: [K] or [I, K] means; traced means (under the caller's jit, vmap or
+      grad) pass unchecked, and T* and w* are differentiable in them.
+
+  Raises:
+    ValueError: for means outside Theta, fewer than two arms, or an answer that
+      is not identifiable (`Problem.check`).
+  """
+  family = families.get(family) if isinstance(family, str) else family
+  if not isinstance(means, jax.core.Tracer):
+    means = check(problem, family, means)
+  return _solve(problem, family, jnp.asarray(means, jnp.result_type(means, float)))
+
+
+@jax.jit(static_argnums=(0, 1))
+def _solve(problem: Problem, family: Family, means) -> Oracle:
+  w, t_star = batched(lambda mu: problem.solve(family, mu), means)
+  return Oracle(w=w, t_star=t_star, answer=batched(problem.answer, means))
+
+
+def get(name: str, **params) -> Problem:
+  """A problem by name: "best-arm", "top-m" (m=...) or "above" (level=...)."""
+  if name not in PROBLEMS:
+    raise ValueError(f"unknown problem {name!r}; use one of {sorted(PROBLEMS)}")
+  return PROBLEMS[name](**params)
+
+
+__all__ = ["Oracle", "PROBLEMS", "Problem", "above", "best_arm", "check", "get", "glr",
+           "oracle", "top_m"]

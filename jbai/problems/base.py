@@ -1,0 +1,64 @@
+"""The answer interface: what the GLLR stop, the oracle and the rules need of a question.
+
+A pure-exploration problem asks for the answer i*(mu) of the unknown means: the best
+arm, the m best arms, the arms above a level. A `Problem` is a NamedTuple of pure
+functions, built by a factory that closes over its parameters (`jbai.problems.top_m(2)`):
+
+  answer(means [K]) -> [K] bool      the arms in the answer (one for the best arm)
+  costs(family, w [K], means [K]) -> [P] float
+      the alternatives to the answer of `means` are a union of P pieces; c_k(w)
+      is the transport cost of the cheapest instance of piece k with weights w:
+      concave, nondecreasing and 1-homogeneous in w, positive where every
+      weight is (an identifiable answer)
+  solve(family, means [K]) -> (w [K], t_star [])   the oracle, for one instance
+  check(family, means [K] numpy) -> None   raises ValueError where the answer is
+      not identifiable (a tie at its edge, a mean at a level)
+
+The same `costs` gives the GLLR (weights = counts, means = MLEs: `glr`), a
+sampling rule's empirical costs (weights = proportions) and the oracle
+(T*(nu)^{-1} = max_w min_k c_k(w): `jbai.oracle.pieces`).
+"""
+
+from typing import Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+
+class Problem(NamedTuple):
+  """A pure-exploration question about the means (see the module's docstring)."""
+
+  name: str
+  answer: Callable
+  costs: Callable
+  solve: Callable
+  check: Callable
+  params: tuple = ()
+
+  def __repr__(self):
+    return f"{self.name}({', '.join(f'{k}={v}' for k, v in self.params)})"
+
+  def __hash__(self):
+    return hash((self.name, self.params))
+
+  def __eq__(self, other):
+    return isinstance(other, Problem) and (self.name, self.params) == (other.name, other.params)
+
+  def __ne__(self, other):
+    return not self == other
+
+
+def glr(problem: Problem, family, counts, mle):
+  """(answer [K] bool, Lambda_t) of the GLLR stop for `problem`: the empirical answer
+  and the cost of its cheapest alternative with the counts as weights and the MLEs
+  as means, min_k c_k(N_t)."""
+  answer = problem.answer(mle)
+  return answer, jnp.min(problem.costs(family, jnp.asarray(counts) * 1.0, mle))
+
+
+def batched(fn: Callable, means: jax.Array):
+  """fn(means [K]) mapped over the leading axes of means [..., K]."""
+  lead = means.shape[:-1]
+  flat = means.reshape((-1, means.shape[-1]))
+  out = jax.vmap(fn)(flat)
+  return jax.tree.map(lambda x: x.reshape(lead + x.shape[1:]), out)

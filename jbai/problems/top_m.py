@@ -1,0 +1,80 @@
+"""Top-m identification: the m arms with the largest means.
+
+The answer S is the set of the m largest means (an arm's index breaks a tie inside
+S or outside it; a tie across its edge, mu_(m) = mu_(m+1), has no answer). Another
+answer needs some i in S and j outside S with lambda_j > lambda_i, so the pieces
+are the pairs (i, j) in S x S^c, each costing the pair transport cost
+
+  c_ij(w) = min_x w_i kl(mu_i, x) + w_j kl(mu_j, x)
+
+(Kaufmann & Kalyanakrishnan 2013, "Information complexity in bandit subset
+selection"; Reda, Kaufmann & Delahaye-Duriez 2021, "Top-m identification for
+linear bandits", the GLR of their Section 2). The GLLR of the stop is the
+smallest of them at the counts and the MLEs; T*(nu) and w*(nu) come from the
+pair pieces' solver (`jbai.oracle.pieces`). At m = 1 this is best-arm identification,
+whose pieces are the K - 1 pairs of the best arm (`jbai.problems.best_arm`).
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jbai.oracle.pieces import pair_cost, pairs_solve
+from jbai.problems.base import Problem
+
+NAME = "top-m"
+
+
+def split(means, m: int):
+  """(S, S^c): the indices of the m largest means and of the others, each in
+  decreasing order of the means (the lower index first among equal means)."""
+  order = jnp.argsort(-means, stable=True)
+  return order[:m], order[m:]
+
+
+def top_m(m: int) -> Problem:
+  """The m best arms.
+
+  Args:
+    m: the size of the answer, 1 <= m < K (K is checked with the means).
+
+  Raises:
+    ValueError: for m not an integer >= 1.
+
+  Example:
+    >>> import jbai
+    >>> sol = jbai.problems.oracle(jbai.problems.top_m(2), "gaussian", [1.0, 0.8, 0.5, 0.2])
+    >>> round(float(sol.t_star), 3)
+    104.99
+  """
+  if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
+    raise ValueError(f"m (the number of arms to find) must be an integer >= 1, got {m!r}")
+  m = int(m)
+
+  def answer(means):
+    return jnp.zeros(means.shape[-1], bool).at[split(means, m)[0]].set(True)
+
+  def costs(family, w, means):
+    top, rest = split(means, m)
+    return pair_cost(family, w[top][:, None], means[top][:, None],
+                     w[rest][None, :], means[rest][None, :]).reshape(-1)
+
+  def solve(family, means):
+    top, rest = split(jax.lax.stop_gradient(means), m)
+    pairs = jnp.broadcast_arrays(top[:, None], rest[None, :])
+    sol = pairs_solve(family, means, pairs[0].reshape(-1), pairs[1].reshape(-1))
+    return sol.w, sol.t_star
+
+  def check(family, means):
+    del family
+    k = means.shape[-1]
+    if m >= k:
+      raise ValueError(f"m = {m} must be less than the number of arms K = {k}: top-{m} of "
+                       f"{k} arms has only one answer")
+    ranked = np.sort(means)[::-1]
+    if ranked[m - 1] == ranked[m]:
+      raise ValueError(
+          f"tie across the top {m} at mean {float(ranked[m])!r} (means {means.tolist()}): "
+          f"the {m} best arms must be unique")
+
+  return Problem(NAME, answer, costs, solve, check, (("m", m),))

@@ -1,0 +1,220 @@
+"""The answer interface (`jbai.problems`): top-m and thresholding, their oracles
+against SciPy and against the best arm's exact oracle, gradients, and refusals."""
+
+import doctest
+import importlib
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy import optimize
+
+from jbai import cli, families, problems
+from jbai.core.lane import stopping_statistic
+from jbai.oracle import exact_solve
+from jbai.oracle.pieces import pair_cost, pairs_solve
+from jbai.state import arm_stats
+
+INSTANCES = {  # name: a family with a closed-form minimiser, or golden section (weibull)
+    "gaussian": [1.0, 0.8, 0.6, 0.4, 0.2],
+    "bernoulli": [0.6, 0.45, 0.3, 0.2],
+    "poisson": [2.0, 1.5, 1.0, 0.5],
+    "weibull": [2.0, 1.5, 1.0, 0.5],
+}
+
+
+# numpy divergences, written apart from the families' (an independent reference)
+def _kl_gaussian(p, q):
+  return (p - q) ** 2 / 2
+
+
+def _kl_bernoulli(p, q):
+  return p * np.log(p / q) + (1 - p) * np.log((1 - p) / (1 - q))
+
+
+def _kl_poisson(p, q):
+  return q - p + p * np.log(p / q)
+
+
+NUMPY_KL = {"gaussian": (_kl_gaussian, (-1.0, 1.0)), "bernoulli": (_kl_bernoulli, (0.05, 0.95)),
+            "poisson": (_kl_poisson, (0.2, 5.0))}
+
+
+def _pair(kl, w_a, m_a, w_b, m_b):
+  x = (w_a * m_a + w_b * m_b) / (w_a + w_b)
+  return w_a * kl(m_a, x) + w_b * kl(m_b, x)
+
+
+def scipy_top_m(kl, mu, m):
+  """T* of top-m by SciPy's SLSQP on min sum v s.t. c_ij(v) >= 1, in units of a
+  feasible start and restarted from its own solution until it settles."""
+  order = np.argsort(-mu)
+  pairs = [(i, j) for i in order[:m] for j in order[m:]]
+  scale = 2 / min(_pair(kl, 1.0, mu[i], 1.0, mu[j]) for i, j in pairs)
+  cons = {"type": "ineq", "fun": lambda u: np.array(
+      [_pair(kl, scale * u[i], mu[i], scale * u[j], mu[j]) for i, j in pairs]) - 1.0}
+  u = np.ones(len(mu))
+  for _ in range(4):
+    u = optimize.minimize(lambda u: u.sum(), u, jac=np.ones_like, constraints=[cons],
+                          bounds=[(1e-12, None)] * len(mu), method="SLSQP",
+                          options={"ftol": 1e-16, "maxiter": 2000}).x
+  return scale * u.sum()
+
+
+def _instances(rng, lo, hi, n, k, m):
+  """n instances of k means uniform on [lo, hi], the m-th and (m+1)-th apart by a
+  twentieth of the range at least (SLSQP stalls short of 1e-8 on closer ones,
+  where the barrier solver's point is feasible and lower)."""
+  out = []
+  while len(out) < n:
+    mu = rng.uniform(lo, hi, k)
+    ranked = np.sort(mu)[::-1]
+    if ranked[m - 1] - ranked[m] >= 0.05 * (hi - lo):
+      out.append(mu)
+  return np.array(out)
+
+
+@pytest.mark.parametrize("name", ["gaussian", pytest.param("bernoulli", marks=pytest.mark.slow),
+                                  pytest.param("poisson", marks=pytest.mark.slow)])
+def test_top_m_oracle_agrees_with_scipy_on_100_instances(name):
+  kl, (lo, hi) = NUMPY_KL[name]
+  mus = _instances(np.random.default_rng(0), lo, hi, 100, 5, 2)
+  sol = problems.oracle(problems.top_m(2), name, mus)
+  ref = np.array([scipy_top_m(kl, mu, 2) for mu in mus])
+  np.testing.assert_allclose(np.asarray(sol.t_star), ref, rtol=1e-8)
+  np.testing.assert_allclose(np.asarray(sol.w).sum(-1), 1.0, rtol=1e-12)
+  assert (np.asarray(sol.answer).sum(-1) == 2).all()
+
+
+@pytest.mark.parametrize("name", ["gaussian"] + [pytest.param(n, marks=pytest.mark.slow)
+                                                 for n in ("bernoulli", "poisson", "weibull")])
+def test_top_1_is_the_best_arm_and_its_exact_oracle(name):
+  family = families.get(name)
+  mu = jnp.asarray(INSTANCES[name])
+  top1 = problems.oracle(problems.top_m(1), family, mu)
+  best = problems.oracle(problems.best_arm(), family, mu)
+  w, gamma = exact_solve(family, mu)
+  np.testing.assert_allclose(float(top1.t_star), 1 / float(gamma), rtol=1e-10)
+  np.testing.assert_allclose(np.asarray(top1.w), np.asarray(w), atol=1e-9)
+  np.testing.assert_allclose(float(best.t_star), 1 / float(gamma), rtol=1e-14)
+  np.testing.assert_array_equal(np.asarray(top1.answer), np.arange(len(mu)) == 0)
+  # and the gradient of T*, implicit in both solvers
+  g_top = jax.grad(lambda m: problems.oracle(problems.top_m(1), family, m).t_star)(mu)
+  g_best = jax.grad(lambda m: 1 / exact_solve(family, m)[1])(mu)
+  np.testing.assert_allclose(np.asarray(g_top), np.asarray(g_best), rtol=1e-6, atol=1e-8)
+
+
+def test_the_pairs_solver_in_float32_stops_where_float32_does():
+  """Float32 means: fewer barrier stages (the Newton systems lose their digits
+  beyond), T* within 1e-5 of the exact oracle's and a finite gradient."""
+  family = families.gaussian()
+  mu = jnp.asarray(INSTANCES["gaussian"], jnp.float32)
+  pairs = (jnp.zeros(4, int), jnp.arange(1, 5))
+  sol = pairs_solve(family, mu, *pairs)
+  assert sol.t_star.dtype == jnp.float32
+  _, gamma = exact_solve(family, mu.astype(jnp.float64))
+  np.testing.assert_allclose(float(sol.t_star), 1 / float(gamma), rtol=1e-5)
+  np.testing.assert_allclose(float(jnp.sum(sol.w)), 1.0, rtol=1e-6)
+  assert np.isfinite(np.asarray(jax.grad(lambda m: pairs_solve(family, m, *pairs).t_star)(mu))).all()
+
+
+def test_thresholding_closed_form_is_the_optimum_of_its_linear_program():
+  """w*_a proportional to 1 / kl(mu_a, tau): SciPy's linear program max z s.t.
+  w_a kl(mu_a, tau) >= z on the simplex finds the same T* and w*, and the answer is
+  the arms above the level."""
+  from scipy.optimize import linprog
+  mu = np.array([0.6, 0.45, 0.3, 0.2, 0.05])
+  sol = problems.oracle(problems.above(0.35), "bernoulli", mu)
+  k = np.array([_kl_bernoulli(m, 0.35) for m in mu])
+  # variables (w, z): minimise -z, z - w_a k_a <= 0, sum w = 1
+  lp = linprog(np.r_[np.zeros(5), -1.0], A_ub=np.c_[-np.diag(k), np.ones(5)], b_ub=np.zeros(5),
+               A_eq=np.r_[np.ones(5), 0.0][None], b_eq=[1.0], bounds=[(0, None)] * 6)
+  np.testing.assert_allclose(float(sol.t_star), 1 / -lp.fun, rtol=1e-9)
+  np.testing.assert_allclose(np.asarray(sol.w), lp.x[:5], atol=1e-9)
+  assert np.asarray(sol.answer).tolist() == [True, True, False, False, False]
+
+
+def test_t_star_gradients_match_finite_differences_under_jit_and_vmap():
+  family = families.bernoulli()
+  table = jnp.asarray([[0.6, 0.5, 0.4, 0.2], [0.7, 0.3, 0.5, 0.1]])
+  for problem in (problems.top_m(2), problems.above(0.45)):
+    t_star = lambda m: problems.oracle(problem, family, m).t_star
+    grads = jax.jit(jax.vmap(jax.grad(t_star)))(table)
+    h = 1e-6
+    for i, mu in enumerate(np.asarray(table)):
+      for a in range(4):
+        e = np.eye(4)[a] * h
+        fd = (float(t_star(jnp.asarray(mu + e))) - float(t_star(jnp.asarray(mu - e)))) / (2 * h)
+        np.testing.assert_allclose(float(grads[i, a]), fd, rtol=1e-5, atol=1e-6)
+
+
+def test_the_glr_of_the_best_arm_is_the_engines_statistic_and_top_m_takes_its_pairs():
+  family = families.gaussian()
+  counts = jnp.asarray([30, 20, 10, 5])
+  means = jnp.asarray([1.0, 0.7, 0.6, 0.1])
+  stats = arm_stats(family, counts, (counts * means)[:, None], jnp.sum(counts))
+  np.testing.assert_allclose(np.asarray(stats.mle), np.asarray(means))
+  answer, value = problems.glr(problems.best_arm(), family, counts, means)
+  _, _, engine = stopping_statistic(family, stats)
+  np.testing.assert_allclose(float(value), float(engine), rtol=1e-12)
+  answer, value = problems.glr(problems.top_m(2), family, counts, means)
+  costs = [float(pair_cost(family, counts[i], means[i], counts[j], means[j]))
+           for i in (0, 1) for j in (2, 3)]
+  assert np.asarray(answer).tolist() == [True, True, False, False]
+  np.testing.assert_allclose(float(value), min(costs), rtol=1e-12)
+  _, value = problems.glr(problems.above(0.5), family, counts, means)
+  np.testing.assert_allclose(float(value), min(float(n) * (m - 0.5) ** 2 / 2
+                                               for n, m in zip(counts, means)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("problem, means, message", [
+    (lambda: problems.top_m(0), None, "m (the number of arms to find) must be an integer >= 1"),
+    (lambda: problems.top_m(4), [0.9, 0.5, 0.2, 0.1], "m = 4 must be less than"),
+    (lambda: problems.top_m(2), [0.9, 0.5, 0.5, 0.1], "tie across the top 2 at mean 0.5"),
+    (lambda: problems.above(0.5), [0.9, 0.5, 0.2], "mean 0.5 equals the level 0.5"),
+    (lambda: problems.above(1.0), [0.9, 0.5, 0.2], "the level 1.0 must lie inside Theta"),
+    (lambda: problems.above(float("nan")), None, "the level must be a finite number"),
+    (lambda: problems.get("top"), None, "unknown problem 'top'"),
+])
+def test_bad_input_is_refused_naming_the_value(problem, means, message):
+  with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    problems.oracle(problem(), "bernoulli", means)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--top", "0"], "must be an integer >= 1"),
+    (["--top", "3"], "m = 3 must be less than the number of arms K = 3"),
+    (["--top", "2", "--above", "0.5"], "--top and --above ask two different questions"),
+    (["--above", "0.8"], "mean 0.8 equals the level 0.8"),
+    (["--above", "2", "--family", "bernoulli", "--means", "0.6,0.2,0.1"],
+     "the level 2.0 must lie inside Theta"),
+    (["--top", "2", "--eps-good", "0.1"], "it does not take --eps-good"),
+])
+def test_the_command_line_refuses_in_one_line_with_exit_code_2(capsys, args, message):
+  argv = args if "--means" in args else ["--means", "1,0.8,-0.2"] + args
+  assert cli.main(["oracle", *argv]) == 2
+  err = capsys.readouterr().err.strip().splitlines()
+  assert len(err) == 1 and message in err[0], err
+
+
+def test_jbai_oracle_prints_the_answer_set(capsys):
+  assert cli.main(["oracle", "--family", "gaussian", "--means", "1,0.8,-0.2", "--above", "0.5",
+                   "--delta", "0.01", "--json"]) == 0
+  got = json.loads(capsys.readouterr().out)
+  assert got["answer"] == [0, 1] and got["problem"] == "above(level=0.5)"
+  inv = 1 / np.array([0.125, 0.045, 0.245])
+  np.testing.assert_allclose(got["t_star"], inv.sum(), rtol=1e-12)
+  np.testing.assert_allclose(got["t_star_log"], inv.sum() * np.log(100), rtol=1e-12)
+  assert cli.main(["oracle", "--family", "bernoulli", "--means", "0.6,0.5,0.4,0.2",
+                   "--top", "2"]) == 0
+  lines = capsys.readouterr().out.splitlines()
+  assert [line.split()[0] for line in lines if line.endswith("answer")] == ["0", "1"]
+
+
+def test_the_docstring_examples_run():
+  for name in ("", ".best_arm", ".threshold", ".top_m"):
+    module = importlib.import_module("jbai.problems" + name)
+    result = doctest.testmod(module)
+    assert result.failed == 0 and result.attempted > 0, module.__name__
