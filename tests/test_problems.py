@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from scipy import optimize
 
+import jbai
 from jbai import cli, families, problems
 from jbai.core.lane import stopping_statistic
 from jbai.oracle import exact_solve
@@ -218,3 +219,151 @@ def test_the_docstring_examples_run():
     module = importlib.import_module("jbai.problems" + name)
     result = doctest.testmod(module)
     assert result.failed == 0 and result.attempted > 0, module.__name__
+
+
+# ----------------------------------------------- simulations of answer sets (jbai.simulate)
+
+ABOVE = ("bernoulli", [0.7, 0.55, 0.4, 0.25], 0.5)  # family, means, level
+
+
+def test_a_thresholding_run_answers_sets_and_rollout_gives_the_same_trials():
+  name, means, level = ABOVE
+  problem = problems.above(level)
+  res = jbai.simulate(jax.random.key(3), name, means, jbai.rules.apt(level), [0.1, 0.01], 100,
+                      problem=problem)
+  truth = np.asarray(means) > level
+  assert res.answer.shape == (100, 2, 4) and res.answer.dtype == bool
+  np.testing.assert_array_equal(res.correct, (res.answer == truth).all(-1) & ~res.hit_cap)
+  assert res.correct.mean() > 0.9 and not res.hit_cap.any()
+  np.testing.assert_allclose(res.summary[0]["t_star"],
+                             float(problems.oracle(problem, name, means).t_star), rtol=1e-6)
+  pure = jbai.rollout(jax.random.key(3), name, means, jbai.rules.apt(level), [0.1, 0.01], 100,
+                      problem=problem, scores=False)
+  for field in ("tau", "answer", "correct"):
+    np.testing.assert_array_equal(np.asarray(getattr(pure, field)), getattr(res, field))
+  capped = jbai.simulate(jax.random.key(3), name, means, jbai.rules.apt(level), 0.01, 20,
+                         problem=problem, max_steps=30)
+  assert capped.hit_cap.all() and not capped.answer.any() and not capped.correct.any()
+  assert capped.summary[0]["error_rate"] == 1.0
+
+
+def test_a_top_m_run_resumes_from_its_finished_trials():
+  args = (jax.random.key(5), "gaussian", [1.0, 0.8, 0.5, 0.2], "uniform", 0.05, 60)
+  chunks = []
+  full = jbai.simulate(*args, problem=problems.top_m(2), chunk=64,
+                       on_chunk=lambda r: chunks.append(r) if len(r["index"]) else None)
+  done = {k: np.concatenate([c[k] for c in chunks[:len(chunks) // 2]]) for k in chunks[0]}
+  assert 10 < len(done["index"]) < 50
+  resumed = jbai.simulate(*args, problem=problems.top_m(2), chunk=64, done=done)
+  for field in ("tau", "answer", "correct"):
+    np.testing.assert_array_equal(getattr(resumed, field), getattr(full, field))
+  assert full.answer.shape == (60, 4)
+  assert (full.answer.sum(-1) == 2).all() and full.correct.all()
+
+
+def test_the_command_lines_trial_log_keeps_answer_sets(tmp_path):
+  """`jbai run --above --out` saves finished trials as they come (`TrialLog`): a
+  set answer is a [D, K] record, read back and checked for that shape, and the
+  resumed run is the uninterrupted one."""
+  from jbai.cli.trials import TrialLog
+  name, means, level = ABOVE
+  args = (jax.random.key(3), name, means, jbai.rules.apt(level), [0.1, 0.01], 100)
+  spec = {"means": means, "delta": [0.1, 0.01], "trials": 100, "problem": "above(level=0.5)"}
+  path = str(tmp_path / "run.partial.jsonl")
+  log = TrialLog(path, {"k": spec})
+  saver, chunks = log.saver("k"), []
+  full = jbai.simulate(*args, problem=problems.above(level), chunk=64,
+                       on_chunk=lambda r: chunks.append(r) if len(r["index"]) else None)
+  for records in chunks[:len(chunks) // 2]:
+    saver(records)
+  done = TrialLog(path, {"k": spec}).done("k")
+  assert done["answer"].shape[1:] == (2, 4) and 10 < len(done["index"]) < 90
+  resumed = jbai.simulate(*args, problem=problems.above(level), chunk=64, done=done)
+  for field in ("tau", "answer", "correct"):
+    np.testing.assert_array_equal(getattr(resumed, field), getattr(full, field))
+  with pytest.raises(ValueError, match="whose 'answer' has shape"):
+    TrialLog(path, {"k": {k: v for k, v in spec.items() if k != "problem"}})
+
+
+@pytest.mark.parametrize("rule, problem, kwargs, message", [
+    ("tcb", problems.top_m(2), {}, "rule 'tcb' samples for the best arm; it cannot answer top-m"),
+    ("apt", None, {}, "rule 'apt' is built for its question's level"),
+    (jbai.rules.apt(0.5), None, {}, "rule 'apt' samples for above, not the best arm"),
+    (jbai.rules.apt(0.4), problems.above(0.5), {}, "was built for the level 0.4"),
+    ("uniform", problems.top_m(2), {"eps_good": 0.1}, "it cannot go with top-m(m=2)"),
+    ("lucb1", problems.top_m(2), {}, "not with stop 'confidence' (rule 'lucb1')"),
+    ("uniform", problems.above(0.55), {}, "mean 0.55 equals the level 0.55"),
+    ("uniform", "top-2", {}, "problem must be a jbai.problems.Problem"),
+])
+def test_a_rule_or_stop_that_cannot_answer_the_question_is_refused(rule, problem, kwargs,
+                                                                    message):
+  with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    jbai.simulate(jax.random.key(0), "bernoulli", [0.7, 0.55, 0.4, 0.25], rule, 0.1, 10,
+                  problem=problem, **kwargs)
+
+
+def test_jbai_run_answers_above_a_level_and_refuses_what_cannot(capsys):
+  assert cli.main(["run", "--family", "bernoulli", "--means", "0.7,0.55,0.4,0.25",
+                   "--above", "0.5", "--rule", "apt", "--delta", "0.1,0.01", "--trials", "100",
+                   "--seed", "3", "--json"]) == 0
+  records = json.loads(capsys.readouterr().out)
+  assert [r["delta"] for r in records] == [0.1, 0.01]
+  assert all(r["error_rate"] <= 0.1 and r["ratio"] > 0 for r in records)
+  for argv, message in [(["--rule", "apt"], "give it (on the command line, --above LEVEL)"),
+                        (["--rule", "tcb", "--top", "2"], "cannot answer top-m(m=2)"),
+                        (["--rule", "uniform", "--top", "2", "--stop", "confidence"],
+                         "not with stop 'confidence'"),
+                        (["--rule", "uniform", "--top", "2", "--eps-good", "0.1"],
+                         "does not go with --top")]:
+    assert cli.main(["run", "--family", "bernoulli", "--means", "0.7,0.55,0.4,0.25",
+                     "--trials", "10", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
+
+
+HARD_ABOVE = {"bernoulli": ([0.62, 0.55, 0.46, 0.3], 0.5),
+              "gaussian": ([1.0, 0.7, 0.35, 0.1], 0.5)}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family_name", sorted(HARD_ABOVE))
+@pytest.mark.parametrize("rule_name", ["apt", "tas-above", "uniform"])
+def test_thresholding_rules_are_delta_correct(rule_name, family_name):
+  """P(error) <= delta = 0.1 for the thresholding GLLR stop with gk16: over 2000
+  trials the errors are at most the 99% quantile of Binomial(2000, 0.1), and the
+  Wilson 95% interval of the error rate starts below delta. In float32."""
+  from scipy.stats import binom
+  means, level = HARD_ABOVE[family_name]
+  n, delta = 2000, 0.1
+  with jax.enable_x64(False):
+    res = jbai.simulate(jax.random.key(11), family_name, means,
+                        jbai.rules.get(rule_name, level=level), delta, n,
+                        problem=problems.above(level), max_steps=1_000_000)
+  assert not res.hit_cap.any()
+  errors = int(np.sum(~res.correct))
+  assert errors <= binom.ppf(0.99, n, delta)
+  assert res.summary[0]["error_ci95"][0] < delta
+
+
+@pytest.mark.slow
+def test_uniform_top_m_is_delta_correct():
+  from scipy.stats import binom
+  n, delta = 2000, 0.1
+  with jax.enable_x64(False):
+    res = jbai.simulate(jax.random.key(12), "bernoulli", [0.6, 0.5, 0.45, 0.3, 0.2], "uniform",
+                        delta, n, problem=problems.top_m(2))
+  assert not res.hit_cap.any()
+  assert int(np.sum(~res.correct)) <= binom.ppf(0.99, n, delta)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family_name", sorted(HARD_ABOVE))
+def test_track_and_stop_for_thresholding_reaches_the_ratio_1(family_name):
+  """E[tau] / (T* log(1/delta)) at delta = 1e-10: within [0.9, 1.3] (gk16's
+  log(1 + log t) and the forced exploration keep it above 1 at finite delta),
+  200 trials; the ratio's 95% interval half-width is about 0.02."""
+  means, level = HARD_ABOVE[family_name]
+  res = jbai.simulate(jax.random.key(13), family_name, means, jbai.rules.tas_above(level),
+                      1e-10, 200, problem=problems.above(level))
+  assert res.correct.all()
+  assert 0.9 <= res.summary[0]["ratio"] <= 1.3, res.summary[0]["ratio"]

@@ -54,6 +54,9 @@ def cmd_rules(args) -> int:
   """`jbai rules`: one line per sampling rule."""
   from jbai.rules import RULES, describe
   for name, doc, params in describe():
+    if name not in RULES:  # built for another question's parameters (--above LEVEL)
+      print(f"{name:<12} {doc}  [{params}]  stop: gllr of its question")
+      continue
     rule = RULES[name]()
     own = getattr(rule, "stop", None)  # the rule's own stop, else the GLLR
     stop = f"  stop: {'gllr' if own is None else own.name}"
@@ -103,6 +106,12 @@ def build_parser() -> argparse.ArgumentParser:
                  help="eps-good answers: stop with the eps-GLLR against --threshold and "
                  "count an answer as an error when mu_answer < max mu - EPS (rules that "
                  "stop with the GLLR; see docs/guide/stops.md)")
+  p.add_argument("--top", type=count, default=None, metavar="M",
+                 help="top-m identification: answer the M arms with the largest means, "
+                 "with their GLLR stop against --threshold (rules: uniform)")
+  p.add_argument("--above", type=number, default=None, metavar="LEVEL",
+                 help="thresholding: answer the arms whose mean is above LEVEL, with its "
+                 "GLLR stop against --threshold (rules: apt, tas-above, uniform)")
   p.set_defaults(func=cmd_run)
 
   p = sub.add_parser("grad", help="E[tau] and P(error) with their gradients in the means "

@@ -73,25 +73,55 @@ def make_rule(name: str, beta=None, eps=None, **options):
 
 def rule_options(args) -> dict:
   """The rules' structural options of the command line (--forced, --projection),
-  and --eps-good, the slack of the rules built for eps-good answers (ebtc-eps,
-  lucb1-eps: `eps_good`; the other rules take none, and ignore it)."""
-  return {k: getattr(args, k, None) for k in ("forced", "projection", "eps_good")}
+  --eps-good, the slack of the rules built for eps-good answers (ebtc-eps,
+  lucb1-eps: `eps_good`), and --above, the level of the thresholding rules (apt:
+  `level`); the other rules take none, and ignore them."""
+  out = {k: getattr(args, k, None) for k in ("forced", "projection", "eps_good")}
+  return {**out, "level": getattr(args, "above", None)}
+
+
+def problem_of(args):
+  """The question of --top M or --above LEVEL (`jbai.problems`), or None: the best arm.
+
+  Raises:
+    ValueError: for both options, or with --eps-good.
+  """
+  from jbai import problems
+  top, level = getattr(args, "top", None), getattr(args, "above", None)
+  if top is None and level is None:
+    return None
+  if top is not None and level is not None:
+    raise ValueError("--top and --above ask two different questions: give one of them")
+  if getattr(args, "eps_good", None) is not None:
+    raise ValueError(f"--eps-good asks for an eps-good best arm; it does not go with "
+                     f"{'--top' if top is not None else '--above'}")
+  return problems.top_m(top) if top is not None else problems.above(level)
 
 
 def plan_command(args) -> Plan:
   """The family, means, deltas and runs of a `jbai run` or `jbai grad` command
   line, each checked (ValueError with one line otherwise)."""
+  from jbai import problems
   from jbai.families import check_means
   family = family_from_args(args)
-  check_means(family, args.means)
+  problem = problem_of(args)
+  if problem is None:
+    check_means(family, args.means)
+  else:
+    problems.check(problem, family, args.means)
   from jbai.cli.args import DEFAULT_RUN, delta_list
   deltas = checked_deltas(args.delta or delta_list(DEFAULT_RUN["delta"]))
   if getattr(args, "command", None) == "grad" and not all(isinstance(d, float) for d in deltas):
     small = next(d for d in deltas if not isinstance(d, float))
     raise ValueError(f"jbai grad takes delta >= 2.2e-308 (float64), got {small}")
-  plan = Plan(family, args.means, deltas, plan_runs(args, family))
-  check_separable(family, args.means)
-  return plan
+  runs = plan_runs(args, family, problem)
+  if problem is None:
+    check_separable(family, args.means)
+  from jbai import stops
+  for run in runs if problem is not None else ():
+    if run.threshold.problem is None:  # the rule's own stop, or --stop: refused
+      stops.with_problem(run.rule, run.threshold, problem)
+  return Plan(family, args.means, deltas, runs)
 
 
 def check_separable(family, means) -> None:
@@ -102,9 +132,10 @@ def check_separable(family, means) -> None:
   check(family, np.asarray([means], float))
 
 
-def plan_runs(args, family) -> list:
+def plan_runs(args, family, problem=None) -> list:
   """The runs of --rule x --threshold x --beta x --eps (repeats dropped), after
-  checking that every rule and threshold applies to the family.
+  checking that every rule and threshold applies to the family; with a question
+  beyond the best arm (`problem_of`), each threshold is its GLLR stop's.
 
   Raises:
     ValueError: one line naming each rule and threshold that does not apply,
@@ -114,6 +145,9 @@ def plan_runs(args, family) -> list:
   from jbai.thresholds import get as get_threshold
   thr_names = args.threshold or [DEFAULT_RUN["threshold"]]
   thr_objs = [get_threshold(t) for t in thr_names]
+  if problem is not None:
+    from jbai.stops import answer_gllr
+    thr_objs = [answer_gllr(problem, t) for t in thr_objs]
   check_rule_params(args)
   betas, epss = args.beta or [None], args.eps or [None]
   rule_objs = {}
@@ -125,7 +159,7 @@ def plan_runs(args, family) -> list:
           raise ValueError("--a is the exploration parameter of rules run to a budget "
                            "(ucb-e, ugape-b): give --budget")
         rule_objs.setdefault(repr(rule), (name, rule))
-  check_combinations(family, args.rule, thr_names, betas, epss)
+  check_combinations(family, args.rule, thr_names, betas, epss, options=rule_options(args))
   names = [n for n, _ in rule_objs.values()]
   runs = []
   for name, rule in rule_objs.values():
@@ -180,14 +214,15 @@ def check_rule_params(args) -> None:
                        f"the rules with {option}: {','.join(takes)}")
 
 
-def _refused_rules(family, rule_names, betas, epss, budget: bool = False) -> dict:
+def _refused_rules(family, rule_names, betas, epss, budget: bool = False,
+                   options=None) -> dict:
   """{rule name: why it does not run}: on the family, and (without `budget`) a
   rule that samples with a fixed budget, which never stops by itself."""
   out = {}
   for name in rule_names:
     for b in betas:
       for e in epss:
-        rule = make_rule(name, b, e)
+        rule = make_rule(name, b, e, **(options or {}))
         reason = rule_refusal(family, rule)
         if reason is None and rule.budget is not None and not budget:
           reason = (f"rule {name!r} samples with a fixed budget and does not stop: run it "
@@ -208,7 +243,7 @@ def _refused_thresholds(family, threshold_names) -> dict:
 
 
 def check_combinations(family, rule_names, threshold_names, betas=(None,),
-                       epss=(None,), budget: bool = False) -> None:
+                       epss=(None,), budget: bool = False, options=None) -> None:
   """Raises ValueError when a rule or a threshold does not apply to the family.
 
   The message gives the reasons, then `use --rule ... --threshold ...`: each
@@ -220,7 +255,7 @@ def check_combinations(family, rule_names, threshold_names, betas=(None,),
   """
   from jbai.rules import RULES
   from jbai.thresholds import PREFERRED
-  bad_rules = _refused_rules(family, rule_names, betas, epss, budget)
+  bad_rules = _refused_rules(family, rule_names, betas, epss, budget, options)
   bad_thr = _refused_thresholds(family, threshold_names)
   if not bad_rules and not bad_thr:
     return
@@ -228,7 +263,7 @@ def check_combinations(family, rule_names, threshold_names, betas=(None,),
   if bad_rules:
     order = list(PREFERRED_RULES) + [r for r in RULES if r not in PREFERRED_RULES]
     good = [r for r in order if r not in bad_rules and
-            not _refused_rules(family, [r], betas, epss, budget)]
+            not _refused_rules(family, [r], betas, epss, budget, options)]
     fixes.append("--rule " + _replace(rule_names, bad_rules, good))
   if bad_thr:
     good = [t for t in PREFERRED if t not in bad_thr and

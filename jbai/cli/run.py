@@ -129,14 +129,16 @@ def partial_summaries(plan, done: dict, run, n_trials: int) -> list:
   trials: see render.INTERRUPTED_NOTE), one per delta, from `jbai.simulate`'s
   raw records (tau = 0 where a level never crossed: the trial hit the cap)."""
   from jbai.core.records import finish
-  from jbai.host.summary import optimal, summarize
+  from jbai.host.summary import optimal, problem_optimum, summarize
   from jbai.stops.eps_good import eps_of
   means = np.asarray(plan.means)
   eps = eps_of(run.threshold)  # with --eps-good, an error is an answer that is not eps-good
-  flat = finish(np, done, np.asarray([means]), len(done["index"]), eps)
+  asked = getattr(run.threshold, "problem", None)  # --top or --above: answers are sets
+  flat = finish(np, done, np.asarray([means]), len(done["index"]), eps, asked)
   tau, correct, hit_cap = flat["tau"], flat["correct"], flat["hit_cap"]
   from jbai.core.inputs import log_inv_delta
-  optimum = optimal(plan.family, means, eps)  # T*_eps with --eps-good
+  optimum = (optimal(plan.family, means, eps) if asked is None else  # T*_eps with --eps-good
+             problem_optimum(asked, plan.family, means))
   out = []
   for d, delta in enumerate(plan.deltas):
     s = summarize(plan.family, means, float(delta), tau[:, d], correct[:, d], hit_cap[:, d],

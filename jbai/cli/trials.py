@@ -74,7 +74,10 @@ def run_spec(args, plan, run) -> dict:
           # a level below float64's range as its text (its float would be 0.0)
           "delta": [float(d) if isinstance(d, float) else str(d) for d in plan.deltas],
           "trials": args.trials, "seed": args.seed, "max_steps": max_steps_of(args, run.rule),
-          "dtype": str(jnp.zeros(()).dtype)}
+          "dtype": str(jnp.zeros(()).dtype),
+          # a question beyond the best arm, whose answers are sets of arms
+          **({"problem": repr(run.threshold.problem)}
+             if getattr(run.threshold, "problem", None) is not None else {})}
 
 
 def spec_key(spec: dict) -> str:
@@ -171,7 +174,8 @@ class TrialLog:
     n = chunk["index"].shape[0] if chunk["index"].ndim == 1 else -1
     n_deltas = len(spec.get("delta", [])) or None
     n_arms = len(spec.get("means", [])) or None
-    shapes = {"index": (n,), "tau": (n, n_deltas), "answer": (n, n_deltas),
+    answer = (n, n_deltas) + ((n_arms,) if "problem" in spec else ())  # a set: [K] each
+    shapes = {"index": (n,), "tau": (n, n_deltas), "answer": answer,
               "counts": (n, n_arms), "steps": (n,)}
     for name, shape in shapes.items():
       got = chunk[name].shape

@@ -92,7 +92,7 @@ class Lane(NamedTuple):
   index: jax.Array    # [] int32, trial number, -1 when idle
   means: jax.Array    # [K] float, the trial's instance
   tau: jax.Array      # [D] count_dtype(), first crossing time per delta (0: none yet)
-  answer: jax.Array   # [D] int32, answer at that crossing
+  answer: jax.Array   # [D] int32, answer at that crossing ([D, K] bool: a set of arms)
   done: jax.Array     # [] bool, trial ended, result not yet written
   scores: Any         # Scores, or () without scores
 
@@ -209,9 +209,18 @@ def initial_scores(family: Family, rule: Rule, config: Config, num_arms: int,
       prev_policy=policy())
 
 
+def answer_prototype(threshold, num_arms: int):
+  """A trial's answer before it stops: an arm, or for a stop that answers a set of
+  arms (`jbai.stops.Stop.problem`), a [K] bool mask (None: an arm)."""
+  if isinstance(threshold, Stop) and threshold.problem is not None:
+    return jnp.zeros(num_arms, bool)
+  return None
+
+
 def start(family: Family, rule: Rule, config: Config, index, num_arms: int,
-          n_deltas: int, scores: bool) -> Lane:
-  """A lane starting trial `index` (idle if index < 0)."""
+          n_deltas: int, scores: bool, answer=None) -> Lane:
+  """A lane starting trial `index` (idle if index < 0); `answer` is the stop's
+  `answer_prototype` (None: the answer is an arm)."""
   instance = jnp.maximum(index, 0) // config.n_trials
   dtype = config.means.dtype
   return Lane(
@@ -222,7 +231,8 @@ def start(family: Family, rule: Rule, config: Config, index, num_arms: int,
       index=index.astype(jnp.int32),
       means=config.means[instance],
       tau=jnp.zeros(n_deltas, count_dtype()),
-      answer=jnp.zeros(n_deltas, jnp.int32),
+      answer=(jnp.zeros(n_deltas, jnp.int32) if answer is None else
+              jnp.broadcast_to(answer, (n_deltas,) + answer.shape)),
       done=jnp.asarray(False),
       scores=initial_scores(family, rule, config, num_arms, n_deltas) if scores else ())
 
@@ -335,7 +345,7 @@ def step(family: Family, rule: Rule, threshold, config: Config, lane: Lane):
     beta = threshold.value(config.thr_params, family, stats, top, ch)
   crossed = (lane.tau == 0) & (glr > beta) & running
   tau = jnp.where(crossed, stats.t, lane.tau)
-  answer = jnp.where(crossed, top, lane.answer)
+  answer = jnp.where(crossed if lane.answer.ndim == 1 else crossed[:, None], top, lane.answer)
   ends = running & (jnp.all(tau > 0) | (stats.t >= config.max_steps))
 
   arm, rule_state = rule.select(rule_key(lane.key, stats.t), family, stats, lane.rule_state)

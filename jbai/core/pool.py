@@ -42,7 +42,7 @@ class Slots(NamedTuple):
 
   index: jax.Array    # [M] int32, trial number (-1: unused slot)
   tau: jax.Array      # [M, D] count_dtype() (jbai.state: int64 with x64, else int32)
-  answer: jax.Array   # [M, D] int32
+  answer: jax.Array   # [M, D] int32 ([M, D, K] bool: a set of arms)
   counts: jax.Array   # [M, K] count_dtype(), final counts
   steps: jax.Array    # [M] count_dtype(), length of the trial (rewards)
   extra: dict         # with scores: final_stats [M, K, S], reward_score [M, D, K],
@@ -133,7 +133,8 @@ def build_chunk(family: Family, rule: Rule, threshold, num_arms: int,
   """
   every = check_unroll(unroll)
   size = n_slots(n_lanes)
-  start = functools.partial(lane_lib.start, family, rule)
+  answer = lane_lib.answer_prototype(threshold, num_arms)
+  start = functools.partial(lane_lib.start, family, rule, answer=answer)
   step = functools.partial(lane_lib.step, family, rule, threshold)
 
   def write_and_refill(pool: Pool, config: Config, total, device, n_devices) -> Pool:
@@ -196,11 +197,14 @@ def build_chunk(family: Family, rule: Rule, threshold, num_arms: int,
   return chunk_fn
 
 
-def initial_pool(family, rule, config, num_arms, n_deltas, n_lanes, scores=False) -> Pool:
-  """A pool of n_lanes idle lanes and empty slots."""
+def initial_pool(family, rule, config, num_arms, n_deltas, n_lanes, scores=False,
+                 threshold=None) -> Pool:
+  """A pool of n_lanes idle lanes and empty slots (`threshold`: the stop, whose
+  answer may be a set of arms, `jbai.core.lane.answer_prototype`)."""
   idle = jnp.full((n_lanes,), -1, jnp.int32)
-  lanes = jax.vmap(
-      lambda i: lane_lib.start(family, rule, config, i, num_arms, n_deltas, scores))(idle)
+  answer = lane_lib.answer_prototype(threshold, num_arms)
+  lanes = jax.vmap(lambda i: lane_lib.start(family, rule, config, i, num_arms, n_deltas, scores,
+                                            answer))(idle)
   zero = jnp.zeros((), jnp.int32)
   return Pool(lanes, _empty_slots(lanes, n_slots(n_lanes)), zero, zero, zero, zero)
 

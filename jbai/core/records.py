@@ -7,6 +7,9 @@ correct (with eps_good > 0, correct means eps-good: `jbai.stops.eps_good`).
 `shaped` gives the flat per-trial arrays their leading axes.
 """
 
+import jax
+import jax.numpy as jnp
+
 from jbai.stops.eps_good import is_eps_good
 
 PER_DELTA = ("tau", "answer", "correct", "hit_cap", "reward_score", "causal_score",
@@ -14,16 +17,22 @@ PER_DELTA = ("tau", "answer", "correct", "hit_cap", "reward_score", "causal_scor
 PER_DELTA_PREFIXES = ("policy_score.", "causal_policy_score.", "policy_score_cv.")
 
 
-def finish(xp, raw: dict, table, n_trials: int, eps_good: float = 0.0) -> dict:
+def finish(xp, raw: dict, table, n_trials: int, eps_good: float = 0.0, problem=None) -> dict:
   """Per-trial outputs (flat, [I * n_trials, ...]) from the raw records: the cap
   (tau = 0: no crossing) becomes tau = steps and answer = -1, and `correct` and
   `hit_cap` are added. `xp` is numpy or jax.numpy; `table` is the [I, K] means;
   with eps_good > 0 (a number, or a runtime value: EB-TC_eps's eps under
-  `jbai.rollout`'s params) an answer is correct when it is eps-good."""
+  `jbai.rollout`'s params) an answer is correct when it is eps-good. With a
+  `problem` whose answer is a set (`jbai.stops.Stop.problem`) the answers are
+  [.., D, K] masks (no arm at the cap) and correct when they are the instance's."""
   hit_cap = raw["tau"] == 0
-  out = dict(raw, hit_cap=hit_cap,
-             tau=xp.where(hit_cap, raw["steps"][:, None], raw["tau"]),
-             answer=xp.where(hit_cap, -1, raw["answer"]))
+  tau = xp.where(hit_cap, raw["steps"][:, None], raw["tau"])
+  if problem is not None:
+    truth = xp.repeat(xp.asarray(jax.vmap(problem.answer)(jnp.asarray(table))), n_trials, axis=0)
+    answer = raw["answer"] & ~hit_cap[..., None]
+    correct = xp.all(answer == truth[:, None, :], axis=-1) & ~hit_cap
+    return dict(raw, hit_cap=hit_cap, tau=tau, answer=answer, correct=correct)
+  out = dict(raw, hit_cap=hit_cap, tau=tau, answer=xp.where(hit_cap, -1, raw["answer"]))
   if not (isinstance(eps_good, (int, float)) and eps_good == 0):
     out["correct"] = is_eps_good(xp, xp.repeat(table, n_trials, axis=0), out["answer"],
                                  eps_good)

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbai import stops
+from jbai import problems, stops
 from jbai.stops import eps_good as eps_lib
 from jbai import checks as checks_lib
 from jbai.core import budget as budget_lib, guard, inputs, pool as pool_lib, records
@@ -76,7 +76,8 @@ def _program(family, rule, threshold, num_arms, n_deltas, total, n_lanes, scores
                                  CORE_CHUNK, scores, unroll) for size in sizes]
 
   def run(config: Config) -> dict:
-    pool = pool_lib.initial_pool(family, rule, config, num_arms, n_deltas, n_lanes, scores)
+    pool = pool_lib.initial_pool(family, rule, config, num_arms, n_deltas, n_lanes, scores,
+                                 threshold)
     out = {k: jnp.zeros((total,) + v.shape[1:], v.dtype)
            for k, v in pool_lib.records(pool.slots).items()}
     carry = (pool, out, jnp.zeros((), jnp.int32))
@@ -109,7 +110,7 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
             lanes: Optional[int] = None, scores: bool = True,
             unroll: Optional[int] = None, eps_good: Optional[float] = None,
             checks: bool = False, budget: Optional[int] = None,
-            checkpoints=None) -> Rollout:
+            checkpoints=None, problem=None) -> Rollout:
   """Runs n_trials trials inside one compiled program: a pure function.
 
   The lane pool of `simulate` (same chunk program, same lane recycling) in a
@@ -165,6 +166,9 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
     checkpoints: with `budget`, a list of times in [1, T] (the (D) axis, T last)
       or a count of log-spaced ones (`jbai.core.budget.checkpoint_times`); None:
       T alone, and no (D) axis.
+    problem: a question beyond the best arm (`jbai.problems.top_m(m)`,
+      `above(level)`), as in `jbai.simulate`: its GLLR stop, answers as [K] bool
+      masks, correct when they are the instance's answer (static).
 
   Returns:
     A `Rollout` of jax arrays.
@@ -186,12 +190,17 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
     if checkpoints is not None:
       raise ValueError("checkpoints are the times of a run to a budget: give budget")
     rule = eps_lib.rule_for_eps(rule, eps_good)
+    threshold = stops.with_problem(inputs.as_rule(rule), threshold, problem, eps_good)
     threshold = eps_lib.with_eps(inputs.as_rule(rule), threshold, eps_good)
     family, rule, threshold = inputs.resolve(family, rule, threshold)
     inputs.check_eps_slack(family, threshold)
+  asked = getattr(threshold, "problem", None)
   dtype = jnp.zeros(()).dtype
   if inputs.concrete(means):
-    check_means(family, means, dtype)
+    if asked is None:
+      check_means(family, means, dtype)
+    else:
+      problems.check(asked, family, means)
     inputs.check_rule_arms(family, rule, np.asarray(means))
   means = jnp.asarray(means, dtype)
   if means.ndim not in (1, 2):
@@ -226,7 +235,8 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
   if checks and not inputs.builtin_rule(rule):
     checks_lib.run_checked(functools.partial(checks_lib.check_arms, rule.name),
                            out["counts"], out["steps"])
-  flat = records.finish(jnp, out, table, n_trials, _eps_good(family, threshold, params, dtype))
+  flat = records.finish(jnp, out, table, n_trials, _eps_good(family, threshold, params, dtype),
+                        asked)
   lead = (n_inst, n_trials) if means.ndim == 2 else (n_trials,)
   return from_records(flat, lead, scalar_levels, scores)
 

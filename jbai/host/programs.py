@@ -57,7 +57,7 @@ def mark_run(program) -> None:
 
 
 def idle_pool(family, rule, config, num_arms, n_deltas, n_lanes, scores,
-              n_devices: int) -> Pool:
+              n_devices: int, threshold=None) -> Pool:
   """An idle pool per device (leaves [n_devices, ...]), built on the host (numpy).
 
   It has the shapes of `initial_pool` (`jax.eval_shape`: a trace, no op run),
@@ -66,7 +66,8 @@ def idle_pool(family, rule, config, num_arms, n_deltas, n_lanes, scores,
   is read: the results are those from `initial_pool`.
   """
   shapes = jax.eval_shape(
-      lambda c: pool_lib.initial_pool(family, rule, c, num_arms, n_deltas, n_lanes, scores),
+      lambda c: pool_lib.initial_pool(family, rule, c, num_arms, n_deltas, n_lanes, scores,
+                                      threshold),
       config)
 
   def zeros(s):  # numpy, or jax for extended dtypes (PRNG keys)

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbai import stops
+from jbai import problems, stops
 from jbai.stops import eps_good as eps_lib
 from jbai.core import inputs, pool as pool_lib, records
 from jbai.core.lane import Config
@@ -104,7 +104,9 @@ def _check(key, family, rule, threshold, means, delta, n_trials, max_steps, lane
   results will take."""
   inputs.check_key(key)
   family, rule, threshold = inputs.resolve(family, rule, threshold)
-  means_np = inputs.check_table(family, means)
+  asked = getattr(threshold, "problem", None)
+  means_np = (inputs.check_table(family, means) if asked is None else
+              problems.check(asked, family, means))
   levels = inputs.parse_delta(delta)
   n_trials = inputs.check_trials(n_trials)
   inputs.check_max_steps(max_steps)
@@ -114,7 +116,8 @@ def _check(key, family, rule, threshold, means, delta, n_trials, max_steps, lane
   inputs.check_total("jbai.simulate", table.shape[0] * n_trials,
                      inputs.trial_bytes(table.shape[1], len(levels.values), bool(scores)))
   inputs.check_eps_slack(family, threshold)
-  inputs.check_separable(family, table)
+  if asked is None:
+    inputs.check_separable(family, table)
   inputs.check_rule_arms(family, rule, table)
   return family, rule, threshold, means_np, levels
 
@@ -226,7 +229,7 @@ def run_pool(key, family, rule, threshold, table, n_trials: int, max_steps: int,
                   max_steps=np.asarray(max_steps, count_dtype()), thr_params=thr_params,
                   rule_state=rule_state)
   pool = programs.idle_pool(family, rule, config, num_arms, n_levels, n_lanes, scores,
-                            len(devices))
+                            len(devices), threshold)
   out = {k: np.zeros((n_all,) + v.shape[2:], v.dtype)
          for k, v in pool_lib.records(pool.slots).items()}
   seen = _resume(done, out, n_all, scores)
@@ -251,13 +254,16 @@ def run_pool(key, family, rule, threshold, table, n_trials: int, max_steps: int,
   return out, stats
 
 
-def _summaries(family, table, levels, flat, n_trials: int, eps: float = 0.0) -> list:
+def _summaries(family, table, levels, flat, n_trials: int, eps: float = 0.0,
+               problem=None) -> list:
   """One summary per (instance, delta); `levels` carries log(1/delta). With eps > 0
-  (eps-good answers) T*, w* and the ratio are the eps oracle's (`jbai.oracle.eps`)."""
+  (eps-good answers) T*, w* and the ratio are the eps oracle's (`jbai.oracle.eps`),
+  with a problem its own (`jbai.problems.oracle`)."""
   summaries = []
   for i in range(table.shape[0]):
     sl = slice(i * n_trials, (i + 1) * n_trials)
-    optimum = optimal(family, table[i], eps)
+    optimum = (optimal(family, table[i], eps) if problem is None else
+               summary_lib.problem_optimum(problem, family, table[i]))
     for d, dlt in enumerate(levels.values):
       summaries.append(summarize(family, table[i], dlt, flat["tau"][sl, d],
                                  flat["correct"][sl, d], flat["hit_cap"][sl, d],
@@ -271,7 +277,8 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
              chunk: int = 2048, progress: Optional[Callable] = None,
              on_chunk: Optional[Callable] = None, devices=None,
              shrink: Optional[float] = 2.0, done: Optional[dict] = None,
-             scores: bool = False, eps_good: Optional[float] = None) -> Result:
+             scores: bool = False, eps_good: Optional[float] = None,
+             problem=None) -> Result:
   """Runs n_trials trials of a BAI algorithm on one instance or a batch of instances.
 
   The host shell over the chunk program that `rollout` runs inside one compiled
@@ -328,6 +335,11 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
       (a GLLR threshold; None: gk16) and count an answer as correct when it is
       eps-good, mu_answer >= max mu - eps (`jbai.stops.eps_good`). Refused
       (ValueError) with a stop other than the GLLR.
+    problem: a question beyond the best arm (`jbai.problems.top_m(m)`,
+      `above(level)`): stop with its GLLR against `threshold` (a GLLR threshold;
+      None: gk16, `jbai.stops.answer_gllr`), answer a set of arms (`answer` holds
+      [K] bool masks) and count it correct when it is the instance's; T*, w* and
+      the ratio are the problem's. The rule must sample for it (`uniform`, `apt`).
 
   Returns:
     A `Result` (each summary's "eps_good": the eps its error rate counts against;
@@ -344,6 +356,7 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
   inputs.refuse_traced("jbai.simulate", "jbai.rollout, its pure counterpart", means=means,
                        delta=delta, key=key)
   rule = eps_lib.rule_for_eps(rule, eps_good)
+  threshold = stops.with_problem(inputs.as_rule(rule), threshold, problem, eps_good)
   threshold = eps_lib.with_eps(inputs.as_rule(rule), threshold, eps_good)
   if max_steps is None:
     max_steps = inputs.default_max_steps(inputs.as_rule(rule), blocks=not scores)
@@ -359,10 +372,11 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
                         len(levels.values), lanes, chunk, devices, shrink, done, scores,
                         progress, on_chunk)
   eps = eps_lib.eps_of(threshold)
-  flat = records.finish(np, out, table, n_trials, eps)
+  asked = getattr(threshold, "problem", None)
+  flat = records.finish(np, out, table, n_trials, eps, asked)
   lead = (table.shape[0], n_trials) if means_np.ndim == 2 else (n_trials,)
   trials = from_records(flat, lead, np.ndim(delta) == 0, scores)
-  summaries = _summaries(family, table, levels, flat, n_trials, eps)
+  summaries = _summaries(family, table, levels, flat, n_trials, eps, asked)
   for s in summaries:  # the error rate counts answers that are not eps-good
     s["eps_good"] = eps
   return Result(trials, summaries, stats)

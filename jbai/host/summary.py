@@ -11,6 +11,7 @@ from typing import Optional
 
 import numpy as np
 
+from jbai import problems
 from jbai.families.base import Family
 from jbai.oracle import optimal
 
@@ -105,3 +106,10 @@ def cells(summary: list, stats: dict):
   except ImportError:
     return columns
   return pandas.DataFrame(columns)
+
+
+def problem_optimum(problem, family, means) -> tuple:
+  """(w*(nu), 1 / T*(nu)) of a question beyond the best arm at one concrete instance
+  (`jbai.problems.oracle`), as `optimal` gives the best arm's."""
+  sol = problems.oracle(problem, family, np.asarray(means, float))
+  return tuple(float(x) for x in np.asarray(sol.w)), 1.0 / float(sol.t_star)

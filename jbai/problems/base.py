@@ -10,6 +10,8 @@ functions, built by a factory that closes over its parameters (`jbai.problems.to
       is the transport cost of the cheapest instance of piece k with weights w:
       concave, nondecreasing and 1-homogeneous in w, positive where every
       weight is (an identifiable answer)
+  arms(means [K], k) -> (a, b)   the two arms of piece k (one arm twice for a
+      piece of one arm), which a stopping threshold sees as leader and challenger
   solve(family, means [K]) -> (w [K], t_star [])   the oracle, for one instance
   check(family, means [K] numpy) -> None   raises ValueError where the answer is
       not identifiable (a tie at its edge, a mean at a level)
@@ -31,6 +33,7 @@ class Problem(NamedTuple):
   name: str
   answer: Callable
   costs: Callable
+  arms: Callable
   solve: Callable
   check: Callable
   params: tuple = ()

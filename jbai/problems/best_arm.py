@@ -36,4 +36,4 @@ def best_arm() -> Problem:
       raise ValueError(f"tie for the best arm at mean {float(top)!r} (means "
                        f"{means.tolist()}): the best arm must be unique")
 
-  return Problem(NAME, one.answer, one.costs, solve, check)
+  return Problem(NAME, one.answer, one.costs, one.arms, solve, check)

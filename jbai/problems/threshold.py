@@ -48,6 +48,10 @@ def above(level: float) -> Problem:
   def costs(family, w, means):
     return w * family.kl(means, jnp.asarray(level, means.dtype))
 
+  def arms(means, k):
+    del means
+    return k, k
+
   def solve(family, means):
     inverse = 1.0 / family.kl(means, jnp.asarray(level, means.dtype))
     t_star = jnp.sum(inverse)
@@ -62,4 +66,4 @@ def above(level: float) -> Problem:
       raise ValueError(f"mean {float(at[0])!r} equals the level {level!r} (means "
                        f"{means.tolist()}): whether it is above is not identifiable")
 
-  return Problem(NAME, answer, costs, solve, check, (("level", level),))
+  return Problem(NAME, answer, costs, arms, solve, check, (("level", level),))

@@ -59,6 +59,10 @@ def top_m(m: int) -> Problem:
     return pair_cost(family, w[top][:, None], means[top][:, None],
                      w[rest][None, :], means[rest][None, :]).reshape(-1)
 
+  def arms(means, k):
+    top, rest = split(means, m)
+    return top[k // rest.shape[0]], rest[k % rest.shape[0]]
+
   def solve(family, means):
     top, rest = split(jax.lax.stop_gradient(means), m)
     pairs = jnp.broadcast_arrays(top[:, None], rest[None, :])
@@ -77,4 +81,4 @@ def top_m(m: int) -> Problem:
           f"tie across the top {m} at mean {float(ranked[m])!r} (means {means.tolist()}): "
           f"the {m} best arms must be unique")
 
-  return Problem(NAME, answer, costs, solve, check, (("m", m),))
+  return Problem(NAME, answer, costs, arms, solve, check, (("m", m),))

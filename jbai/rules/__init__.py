@@ -9,6 +9,7 @@ Example:
 import inspect
 
 from jbai.rules.always_top import always_top
+from jbai.rules.apt import apt
 from jbai.rules.anytime_halving import anytime_halving
 from jbai.rules.base import Rule
 from jbai.rules.best_challenger import best_challenger
@@ -33,6 +34,7 @@ from jbai.rules.successive_rejects import successive_rejects
 from jbai.rules.t3c import t3c
 from jbai.rules.t3c_tuned import t3c_tuned
 from jbai.rules.tas import tas_c, tas_d
+from jbai.rules.tas_above import tas_above
 from jbai.rules.tas_eps import tas_c_eps, tas_d_eps
 from jbai.rules.tcb import tcb
 from jbai.rules.tstci import tstci
@@ -79,6 +81,13 @@ RULES = {
     "anytime-halving": anytime_halving,
 }
 
+# Rules that sample for another question than the best arm (`jbai.problems`), built
+# for its parameters (`get("apt", level=0.5)`).
+OTHER_QUESTIONS = {
+    "apt": apt,
+    "tas-above": tas_above,
+}
+
 
 def get(name: str, **params) -> Rule:
   """Builds a rule by command-line name; raises ValueError naming an unknown one.
@@ -86,17 +95,23 @@ def get(name: str, **params) -> Rule:
   Parameters the rule does not take are ignored, so that one set of command-line
   options (say --beta) serves every rule.
   """
-  if name not in RULES:
-    raise ValueError(f"unknown rule {name!r}; choose from {sorted(RULES)}")
-  factory = RULES[name]
+  factories = {**RULES, **OTHER_QUESTIONS}
+  if name not in factories:
+    raise ValueError(f"unknown rule {name!r}; choose from {sorted(factories)}")
+  factory = factories[name]
   accepted = inspect.signature(factory).parameters
-  return factory(**{k: v for k, v in params.items() if k in accepted and v is not None})
+  given = {k: v for k, v in params.items() if k in accepted and v is not None}
+  missing = [p for p in accepted.values() if p.default is p.empty and p.name not in given]
+  if missing:
+    raise ValueError(f"rule {name!r} is built for its question's {missing[0].name}: give it "
+                     f"(on the command line, --above LEVEL)")
+  return factory(**given)
 
 
 def describe() -> list:
   """(name, one-line description, parameters with defaults) for every rule."""
   rows = []
-  for name, factory in RULES.items():
+  for name, factory in {**RULES, **OTHER_QUESTIONS}.items():
     doc = (inspect.getdoc(factory) or "").splitlines()
     params = ", ".join(f"{p.name}={p.default}" for p in
                        inspect.signature(factory).parameters.values())
@@ -104,9 +119,9 @@ def describe() -> list:
   return rows
 
 
-__all__ = ["RULES", "Rule", "always_top", "best_challenger", "describe", "dkm",
+__all__ = ["OTHER_QUESTIONS", "RULES", "Rule", "always_top", "apt", "best_challenger", "describe", "dkm",
            "gradient_ascent", "optimistic_tas", "static", "ebtc", "ebtci", "fws", "get",
-           "itcb", "t3c", "t3c_tuned", "tas_c", "tas_d", "tcb", "tstci", "ttts", "uniform",
+           "itcb", "t3c", "t3c_tuned", "tas_above", "tas_c", "tas_d", "tcb", "tstci", "ttts", "uniform",
            "lucb1", "kl_lucb", "ugape", "lil_ucb", "kl_racing", "chernoff_racing", "exp_gap",
            "ebtc_eps", "ebtc_eps_ids", "lucb1_eps", "tas_c_eps", "tas_d_eps",
            "successive_rejects", "sequential_halving", "ucb_e", "ugape_b", "anytime_halving"]

@@ -82,6 +82,7 @@ class Rule(NamedTuple):
   #                                  arm it answers now (None: `empirical_best`)
   budget: Optional[Callable[[int], int]] = None  # a rule that samples with a budget T
   #                                  (its state's `budget`): K -> the smallest T; None: anytime
+  answers: tuple = ("best-arm",)  # the questions (`jbai.problems` names) it samples for
 
   def __repr__(self):
     return f"{self.name}({', '.join(f'{k}={v}' for k, v in self.params)})"

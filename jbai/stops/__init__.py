@@ -5,7 +5,9 @@
   * `elimination`: one arm left in an eliminating rule's active set;
   * `lil`: the lil'UCB stop, one arm pulled more than 1 + lambda times the rest;
   * `eps_gllr`: the GLLR for eps-good answers, against a GLLR threshold
-    (`jbai.stops.eps_good`).
+    (`jbai.stops.eps_good`);
+  * `answer_gllr`: the GLLR of a question beyond the best arm (top-m,
+    thresholding: `jbai.problems`), against a GLLR threshold.
 
 The GLLR against a threshold (`jbai.thresholds`) stays the default: a rule
 that brings its own stop (`Rule.stop`) runs with it unless another is named.
@@ -19,6 +21,7 @@ Example:
 from jbai.stops.base import (DELTA_FIELD, Stop, check, own_stop, program_of, refusal, takes_delta,
                              with_delta)
 from jbai.stops.bounds import RATES, rate, rule_bounds, subgaussian_variance
+from jbai.stops.answer import answer_gllr, with_problem
 from jbai.stops.budget import budget_stop, is_budget, takes_budget, with_budget
 from jbai.stops.confidence import confidence
 from jbai.stops.elimination import elimination
@@ -53,8 +56,9 @@ def get(name: str, rule=None):
                    "--stop confidence")
 
 
-__all__ = ["DELTA_FIELD", "RATES", "STOPS", "Stop", "budget_stop", "check", "confidence",
+__all__ = ["DELTA_FIELD", "RATES", "STOPS", "Stop", "answer_gllr", "budget_stop", "check", "confidence",
            "elimination", "eps_gllr", "eps_of", "get", "lil", "own_stop", "program_of",
            "rate", "refusal", "rule_bounds",
            "subgaussian_variance", "takes_budget", "takes_delta", "with_budget", "with_delta",
+           "with_problem",
            "is_budget"]

@@ -8,8 +8,9 @@ NamedTuple of two pure functions built by a factory, like a threshold:
   init(delta, num_arms) -> params       delta: [D] levels or a `LogDelta`
   test(params, family, arm_stats, rule_state) -> (top, ch, stat, level)
 
-`test` returns the answer `top` ([] int32), an arm `ch` it was told apart
-from, and [D] floats: the trial stops for level delta_d at the first t with
+`test` returns the answer `top` ([] int32, or a [K] bool mask for a stop that
+answers a set of arms, `Stop.problem`), an arm `ch` it was told apart from, and
+[D] floats: the trial stops for level delta_d at the first t with
 stat[d] > level[d] (so that the engine's step treats a GLLR threshold and a stop
 alike, `jbai.core.lane.step`). A stop may read the rule's state (the elimination
 stop reads the active set).
@@ -52,6 +53,9 @@ class Stop(NamedTuple):
   rules: Optional[tuple] = None
   runtime: tuple = ()
   until: Optional[Callable[..., Any]] = None
+  problem: Any = None  # the question it answers (a `jbai.problems.Problem` whose answer
+  #                      is a set of arms: `test`'s top is then a [K] bool mask); None:
+  #                      the best arm (top an arm)
 
   def __repr__(self):
     return f"{self.name}({', '.join(f'{k}={v}' for k, v in self.params)})"
@@ -122,12 +126,27 @@ def refusal(stop, rule, family) -> Optional[str]:
     concentrates them (lil-ucb).
   * `confidence` with the sub-Gaussian index needs a sub-Gaussian family
     (`subgaussian_variance`).
+  * A stop that answers another question than the best arm (`Stop.problem`)
+    needs a rule that samples for it (`Rule.answers`), and a rule that samples
+    for another question needs such a stop.
   """
   from jbai.stops.bounds import subgaussian_variance  # same package, no cycle
   rule_name = getattr(rule, "name", "?")
   own = own_stop(rule)
   eliminating = own is not None and own.name == "elimination"
   name = stop.name if isinstance(stop, Stop) else "gllr"
+  asked = stop.problem if isinstance(stop, Stop) and stop.problem is not None else None
+  answers = getattr(rule, "answers", ("best-arm",))
+  if (asked.name if asked is not None else "best-arm") not in answers:
+    if asked is None:
+      return (f"rule {rule_name!r} samples for {' or '.join(answers)}, not the best arm: ask "
+              f"its question (--top M or --above LEVEL)")
+    return (f"rule {rule_name!r} samples for the best arm; it cannot answer {asked!r}: use "
+            f"rule 'uniform'{', apt or tas-above' if asked.name == 'above' else ''}")
+  level = dict(getattr(rule, "params", ())).get("level")
+  if asked is not None and level is not None and level != dict(asked.params).get("level"):
+    return (f"rule {rule_name!r} was built for the level {level!r}, but the run asks "
+            f"{asked!r}: build it with level={dict(asked.params).get('level')!r}")
   if eliminating and name != "elimination":
     return (f"rule {rule_name!r} eliminates arms and stops when one remains; it cannot "
             f"run with stop {name!r}: use --stop elimination (or --rule lucb1 --stop "

@@ -1,0 +1,85 @@
+"""The GLLR stop of a question beyond the best arm (`jbai.problems`): top-m, thresholding.
+
+With the counts N_t as weights and the MLEs as means, the empirical answer is
+problem.answer(MLE) and the GLLR of the alternatives to it is the smallest of its
+pieces' transport costs, min_k c_k(N_t) (`jbai.problems.glr`): for top-m the
+smallest pair cost between an arm of the empirical top m and one outside it, for
+thresholding min_a N_a kl(mu_hat_a, tau). The trial stops for level delta when it
+crosses the threshold beta_t(delta), as the best arm's GLLR does (Garivier &
+Kaufmann 2016, Section 3; Degenne & Koolen 2019 for any union of pieces), and
+answers the empirical answer, a [K] bool mask of its arms. The threshold sees
+the arms of the cheapest piece as the leader and the challenger (one arm twice
+for a thresholding piece).
+"""
+
+from typing import Optional
+
+import jax.numpy as jnp
+
+from jbai import thresholds as thresholds_lib
+from jbai.builders import cached
+from jbai.problems.base import Problem
+from jbai.stops.base import Stop
+
+NAME = "answer-gllr"
+
+
+@cached
+def _test_fn(problem: Problem, threshold):
+  def test(params, family, arm_stats, rule_state):
+    del rule_state
+    answer = problem.answer(arm_stats.mle)
+    costs = problem.costs(family, arm_stats.counts * 1.0, arm_stats.mle)
+    k = jnp.argmin(costs)
+    a, b = problem.arms(arm_stats.mle, k)
+    beta = threshold.value(params, family, arm_stats, a, b)
+    return answer, b, jnp.broadcast_to(costs[k], beta.shape), beta
+  return test
+
+
+def answer_gllr(problem: Problem, threshold="gk16") -> Stop:
+  """The GLLR stop of `problem`, against a GLLR threshold.
+
+  Args:
+    problem: a `jbai.problems.Problem` whose answer is a set (`top_m(m)`,
+      `above(level)`).
+    threshold: a `jbai.thresholds.Threshold` or its name.
+
+  Example:
+    >>> from jbai import problems, stops
+    >>> stops.answer_gllr(problems.above(0.5))
+    answer-gllr(problem=above(level=0.5), threshold=gk16())
+  """
+  if isinstance(threshold, str):
+    threshold = thresholds_lib.get(threshold)
+  return Stop(NAME, threshold.init, _test_fn(problem, threshold),
+              (("problem", problem), ("threshold", threshold)), problem=problem)
+
+
+def with_problem(rule, threshold, problem: Optional[Problem], eps_good=None):
+  """The stop of a run that asks `problem`: its GLLR against `threshold` (a GLLR
+  threshold or its name; None: gk16). Without a problem, or for the best arm,
+  `threshold` unchanged.
+
+  Raises:
+    ValueError: with eps_good (an answer about the best arm), with a stop other
+      than the GLLR (the rule's own, or one named), or for a problem that is not
+      a `jbai.problems.Problem`.
+  """
+  if problem is None:
+    return threshold
+  if not isinstance(problem, Problem):
+    raise ValueError(f"problem must be a jbai.problems.Problem (top_m(m), above(level)), "
+                     f"got {problem!r}")
+  if problem.name == "best-arm":
+    return threshold
+  if eps_good is not None:
+    raise ValueError(f"eps_good asks for an eps-good best arm; it cannot go with {problem!r}")
+  name = getattr(rule, "name", "?")
+  own = getattr(rule, "stop", None)
+  if isinstance(threshold, Stop) or (threshold is None and own is not None):
+    stop = threshold if isinstance(threshold, Stop) else own
+    raise ValueError(f"{problem!r} stops with its GLLR against a threshold, not with stop "
+                     f"{stop.name!r} (rule {name!r}): pass threshold='gk16' or another "
+                     "GLLR threshold (on the command line, --stop gllr)")
+  return answer_gllr(problem, threshold or "gk16")
