@@ -39,7 +39,8 @@ import os
 import sys
 
 from jbai.cli.args import (DEFAULT_RUN, Parser, UsageError, add_budget_args, add_device_args,
-                           add_family_args, add_output_args, add_rule_args, add_run_args, count,
+                           add_family_args, add_output_args, add_question_args,
+                           add_rule_args, add_run_args, count,
                            delta_list, join_negative_values, name_list, number,
                            number_list, path_name)
 from jbai.cli.grad import add_grad_args, cmd_grad, grad_records
@@ -106,12 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
                  help="eps-good answers: stop with the eps-GLLR against --threshold and "
                  "count an answer as an error when mu_answer < max mu - EPS (rules that "
                  "stop with the GLLR; see docs/guide/stops.md)")
-  p.add_argument("--top", type=count, default=None, metavar="M",
-                 help="top-m identification: answer the M arms with the largest means, "
-                 "with their GLLR stop against --threshold (rules: uniform)")
-  p.add_argument("--above", type=number, default=None, metavar="LEVEL",
-                 help="thresholding: answer the arms whose mean is above LEVEL, with its "
-                 "GLLR stop against --threshold (rules: apt, tas-above, uniform)")
+  add_question_args(p, "{}: stop with its GLLR against --threshold, answers are sets "
+                    "(rules: {})", ("uniform", "apt, tas-above, uniform"))
   p.set_defaults(func=cmd_run)
 
   p = sub.add_parser("grad", help="E[tau] and P(error) with their gradients in the means "
@@ -131,12 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
                  help="the eps-good oracle: T*_eps(nu), w*_eps(nu) and the answer for "
                  "eps-good answers, mu_answer >= max mu - EPS (Garivier & Kaufmann 2021; "
                  "exact method only)")
-  p.add_argument("--top", type=count, default=None, metavar="M",
-                 help="the oracle of top-m identification: the M arms with the largest "
-                 "means (jbai.problems.top_m)")
-  p.add_argument("--above", type=number, default=None, metavar="LEVEL",
-                 help="the oracle of thresholding: the arms whose mean is above LEVEL "
-                 "(closed form, jbai.problems.above)")
+  add_question_args(p, "the oracle of {} ({})", ("jbai.problems.top_m",
+                                                 "closed form, jbai.problems.above"))
   p.add_argument("--budget", action="store_true",
                  help="also the fixed budget's oracle: the static allocation w_FB(nu) "
                  "of largest rate Gamma_FB(nu), P(error at T) ~ exp(-T Gamma_FB) (Glynn "

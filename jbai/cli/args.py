@@ -217,6 +217,17 @@ def add_budget_args(p, checkpoints: bool = True):
                    "budget (the JSON's curves)")
 
 
+def add_question_args(p, text: str, details: tuple):
+  """--top M and --above LEVEL, a question beyond the best arm (`jbai.problems`); each
+  help is `text` formatted with the question and its entry of `details`."""
+  questions = ("top-m identification (the M arms with the largest means)",
+               "thresholding (the arms whose mean is above LEVEL)")
+  for (flag, kind, metavar), question, detail in zip(
+      (("--top", count, "M"), ("--above", number, "LEVEL")), questions, details):
+    p.add_argument(flag, type=kind, default=None, metavar=metavar,
+                   help=text.format(question, detail))
+
+
 def add_run_args(p):
   """--delta, --trials, --seed, --max-steps, --chunk."""
   p.add_argument("--delta", type=delta_list, default=None,
