@@ -26,6 +26,12 @@ and a rule with another stop of its own runs as without the option. Without it,
 the rules for eps-good answers run with their default eps (0.1) and their own
 stop, and TCB with the exact GLLR.
 
+With --top M or --above LEVEL every rule but TCB runs for that question
+(`jbai.problems`: its GLLR stop, answer sets; the rules of `jbai.rules.OTHER_QUESTIONS`
+built for its m or level), and TCB, the baseline, for the best arm on the same
+instance: "x TCB cost" is then a step of the rule for the question against a step
+of TCB for the best arm.
+
 A rule whose run outlasts --budget seconds is stopped there (between chunks) and
 its figure comes from the chunks run so far, marked "partial".
 
@@ -38,6 +44,7 @@ second and jbai's TaS-D ratio to it.
 Usage: python benchmarks/rules.py [--trials 256,4096] [--lanes 32] [--budget 60]
                                   [--delta 1e-8] [--eps-good 0.1]
                                   [--rules tcb,ttts] [--instances bernoulli-5]
+                                  [--top M | --above LEVEL]
                                   [--best-arm-python /path/to/python]
 """
 
@@ -111,11 +118,11 @@ class Meter:
       raise Budget
 
 
-def for_eps_good(name, eps_good):
+def for_eps_good(name, eps_good, problem=None):
   """(rule, eps_good of its runs): the rule by name, built with eps_good where it
-  takes one; eps_good where the rule stops with the GLLR or with an eps stop of
-  its own, else None (its own stop, exact)."""
-  rule = jbai.rules.get(name, eps_good=eps_good)
+  takes one (and with the problem's m or level); eps_good where the rule stops
+  with the GLLR or with an eps stop of its own, else None (its own stop, exact)."""
+  rule = jbai.rules.get(name, eps_good=eps_good, **dict(problem.params if problem else ()))
   own = jbai.stops.own_stop(rule)
   if eps_good is None or (own is not None and jbai.stops.eps_of(own) == 0):
     return rule, None
@@ -123,20 +130,20 @@ def for_eps_good(name, eps_good):
 
 
 def measure(family, means, rule, delta, trials, lanes, max_steps, chunk, budget_s,
-            eps_good=None):
+            eps_good=None, problem=None):
   """(steps per second, compile seconds, finished trials, trials at the cap, partial,
   lanes) of `trials` trials on a pool of `lanes` lanes (None: the default pool)."""
   lanes = lanes or jbai.core.pool.default_lanes(trials)
-  rule, eps_good = for_eps_good(rule, eps_good)
+  rule, eps_good = for_eps_good(rule, eps_good, problem)
   t0 = time.perf_counter()
   jbai.simulate(jax.random.key(0), family, means, rule, delta, lanes, max_steps=1,
-                lanes=lanes, chunk=chunk, shrink=None, eps_good=eps_good)
+                lanes=lanes, chunk=chunk, shrink=None, eps_good=eps_good, problem=problem)
   compile_s = time.perf_counter() - t0
   meter = Meter(budget_s)
   try:
     res = jbai.simulate(jax.random.key(0), family, means, rule, delta, trials,
                         max_steps=max_steps, lanes=lanes, chunk=chunk, shrink=None,
-                        progress=meter, eps_good=eps_good)
+                        progress=meter, eps_good=eps_good, problem=problem)
   except Budget:
     (t_a, u_a, _), (t_b, u_b, done) = meter.marks[0], meter.marks[-1]
     return (u_b - u_a) / (t_b - t_a), compile_s, done, None, True, lanes
@@ -157,11 +164,16 @@ def main():
   parser.add_argument("--budget", type=float, default=60.0, help="seconds per run")
   parser.add_argument("--eps-good", type=float, default=None,
                       help="run every rule for eps-good answers with this eps (see above)")
+  parser.add_argument("--top", type=int, default=None, help="every rule but TCB for top-M")
+  parser.add_argument("--above", type=float, default=None,
+                      help="every rule but TCB for the arms above LEVEL")
   parser.add_argument("--rules", default=",".join(jbai.rules.RULES))
   parser.add_argument("--instances", default=",".join(INSTANCES))
   parser.add_argument("--best-arm-python", default=None,
                       help="a Python with the best-arm package: compare its Track-and-Stop")
   args = parser.parse_args()
+  problem = (jbai.problems.top_m(args.top) if args.top is not None else
+             jbai.problems.above(args.above) if args.above is not None else None)
   rules = [r for r in args.rules.split(",") if r]
   if "tcb" not in rules:
     rules.insert(0, "tcb")
@@ -170,6 +182,7 @@ def main():
   pools = ", ".join(f"{n} trials on {args.lanes or jbai.core.pool.default_lanes(n)} lanes"
                     for n in counts)
   eps = "" if args.eps_good is None else f"eps-good answers, eps = {args.eps_good:g}, "
+  eps += "" if problem is None else f"{problem!r} (TCB: the best arm), "
   print(f"device {jax.devices()[0].platform}, float32, delta = {args.delta:g}, gk16, {eps}"
         f"{pools}, cap {args.max_steps} steps, chunk {args.chunk}, "
         f"budget {args.budget:g} s per run")
@@ -182,7 +195,7 @@ def main():
       for n in counts:
         rate, compile_s, done, capped, partial, lanes = measure(
             family, means, rule, args.delta, n, args.lanes, args.max_steps, args.chunk,
-            args.budget, args.eps_good)
+            args.budget, args.eps_good, None if rule == "tcb" else problem)
         rates[name, rule, n] = rate
         note = "  partial: budget hit" if partial else ""
         print(f"{rule:<12} {n:>6} {lanes:>5} {rate:>10.3g} "

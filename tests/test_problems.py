@@ -248,7 +248,7 @@ def test_a_thresholding_run_answers_sets_and_rollout_gives_the_same_trials():
 
 
 def test_a_top_m_run_resumes_from_its_finished_trials():
-  args = (jax.random.key(5), "gaussian", [1.0, 0.8, 0.5, 0.2], "uniform", 0.05, 60)
+  args = (jax.random.key(5), "gaussian", [1.0, 0.8, 0.5, 0.2], jbai.rules.ebtc_top_m(2), 0.05, 60)
   chunks = []
   full = jbai.simulate(*args, problem=problems.top_m(2), chunk=64,
                        on_chunk=lambda r: chunks.append(r) if len(r["index"]) else None)
@@ -289,7 +289,9 @@ def test_the_command_lines_trial_log_keeps_answer_sets(tmp_path):
     ("tcb", problems.top_m(2), {}, "rule 'tcb' samples for the best arm; it cannot answer top-m"),
     ("apt", None, {}, "rule 'apt' is built for its question's level"),
     (jbai.rules.apt(0.5), None, {}, "rule 'apt' samples for above, not the best arm"),
-    (jbai.rules.apt(0.4), problems.above(0.5), {}, "was built for the level 0.4"),
+    (jbai.rules.apt(0.4), problems.above(0.5), {}, "was built for level = 0.4"),
+    (jbai.rules.ebtc_top_m(1), problems.top_m(2), {}, "was built for m = 1"),
+    (jbai.rules.ebtc_top_m(2), problems.above(0.5), {}, "cannot answer above(level=0.5)"),
     ("uniform", problems.top_m(2), {"eps_good": 0.1}, "it cannot go with top-m(m=2)"),
     ("lucb1", problems.top_m(2), {}, "not with stop 'confidence' (rule 'lucb1')"),
     ("uniform", problems.above(0.55), {}, "mean 0.55 equals the level 0.55"),
@@ -346,12 +348,13 @@ def test_thresholding_rules_are_delta_correct(rule_name, family_name):
 
 
 @pytest.mark.slow
-def test_uniform_top_m_is_delta_correct():
+@pytest.mark.parametrize("rule_name", ["ebtc-top-m", "uniform"])
+def test_top_m_rules_are_delta_correct(rule_name):
   from scipy.stats import binom
   n, delta = 2000, 0.1
   with jax.enable_x64(False):
-    res = jbai.simulate(jax.random.key(12), "bernoulli", [0.6, 0.5, 0.45, 0.3, 0.2], "uniform",
-                        delta, n, problem=problems.top_m(2))
+    res = jbai.simulate(jax.random.key(12), "bernoulli", [0.6, 0.5, 0.45, 0.3, 0.2],
+                        jbai.rules.get(rule_name, m=2), delta, n, problem=problems.top_m(2))
   assert not res.hit_cap.any()
   assert int(np.sum(~res.correct)) <= binom.ppf(0.99, n, delta)
 

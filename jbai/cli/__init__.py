@@ -108,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
                  "count an answer as an error when mu_answer < max mu - EPS (rules that "
                  "stop with the GLLR; see docs/guide/stops.md)")
   add_question_args(p, "{}: stop with its GLLR against --threshold, answers are sets "
-                    "(rules: {})", ("uniform", "apt, tas-above, uniform"))
+                    "(rules: {})", ("ebtc-top-m, uniform", "apt, tas-above, uniform"))
   p.set_defaults(func=cmd_run)
 
   p = sub.add_parser("grad", help="E[tau] and P(error) with their gradients in the means "

@@ -74,10 +74,11 @@ def make_rule(name: str, beta=None, eps=None, **options):
 def rule_options(args) -> dict:
   """The rules' structural options of the command line (--forced, --projection),
   --eps-good, the slack of the rules built for eps-good answers (ebtc-eps,
-  lucb1-eps: `eps_good`), and --above, the level of the thresholding rules (apt:
-  `level`); the other rules take none, and ignore them."""
+  lucb1-eps: `eps_good`), --above, the level of the thresholding rules (apt:
+  `level`), and --top, the m of the top-m rules (ebtc-top-m: `m`); the other rules
+  take none, and ignore them."""
   out = {k: getattr(args, k, None) for k in ("forced", "projection", "eps_good")}
-  return {**out, "level": getattr(args, "above", None)}
+  return {**out, "level": getattr(args, "above", None), "m": getattr(args, "top", None)}
 
 
 def problem_of(args):

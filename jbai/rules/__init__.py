@@ -17,6 +17,7 @@ from jbai.rules.chernoff_racing import chernoff_racing
 from jbai.rules.dkm import dkm
 from jbai.rules.ebtc import ebtc
 from jbai.rules.ebtc_eps import ebtc_eps, ebtc_eps_ids
+from jbai.rules.ebtc_top_m import ebtc_top_m
 from jbai.rules.ebtci import ebtci
 from jbai.rules.exp_gap import exp_gap
 from jbai.rules.fws import fws
@@ -86,6 +87,7 @@ RULES = {
 OTHER_QUESTIONS = {
     "apt": apt,
     "tas-above": tas_above,
+    "ebtc-top-m": ebtc_top_m,
 }
 
 
@@ -103,8 +105,9 @@ def get(name: str, **params) -> Rule:
   given = {k: v for k, v in params.items() if k in accepted and v is not None}
   missing = [p for p in accepted.values() if p.default is p.empty and p.name not in given]
   if missing:
+    flag = {"level": "--above LEVEL", "m": "--top M"}.get(missing[0].name, missing[0].name)
     raise ValueError(f"rule {name!r} is built for its question's {missing[0].name}: give it "
-                     f"(on the command line, --above LEVEL)")
+                     f"(on the command line, {flag})")
   return factory(**given)
 
 
@@ -123,5 +126,5 @@ __all__ = ["OTHER_QUESTIONS", "RULES", "Rule", "always_top", "apt", "best_challe
            "gradient_ascent", "optimistic_tas", "static", "ebtc", "ebtci", "fws", "get",
            "itcb", "t3c", "t3c_tuned", "tas_above", "tas_c", "tas_d", "tcb", "tstci", "ttts", "uniform",
            "lucb1", "kl_lucb", "ugape", "lil_ucb", "kl_racing", "chernoff_racing", "exp_gap",
-           "ebtc_eps", "ebtc_eps_ids", "lucb1_eps", "tas_c_eps", "tas_d_eps",
+           "ebtc_eps", "ebtc_eps_ids", "ebtc_top_m", "lucb1_eps", "tas_c_eps", "tas_d_eps",
            "successive_rejects", "sequential_halving", "ucb_e", "ugape_b", "anytime_halving"]

@@ -142,11 +142,12 @@ def refusal(stop, rule, family) -> Optional[str]:
       return (f"rule {rule_name!r} samples for {' or '.join(answers)}, not the best arm: ask "
               f"its question (--top M or --above LEVEL)")
     return (f"rule {rule_name!r} samples for the best arm; it cannot answer {asked!r}: use "
-            f"rule 'uniform'{', apt or tas-above' if asked.name == 'above' else ''}")
-  level = dict(getattr(rule, "params", ())).get("level")
-  if asked is not None and level is not None and level != dict(asked.params).get("level"):
-    return (f"rule {rule_name!r} was built for the level {level!r}, but the run asks "
-            f"{asked!r}: build it with level={dict(asked.params).get('level')!r}")
+            f"rule 'uniform' or {'apt' if asked.name == 'above' else 'ebtc-top-m'}")
+  built = dict(getattr(rule, "params", ()))
+  for key, value in asked.params if asked is not None else ():
+    if key in built and built[key] != value:  # a rule built for the question's parameters
+      return (f"rule {rule_name!r} was built for {key} = {built[key]!r}, but the run asks "
+              f"{asked!r}: build it with {key}={value!r}")
   if eliminating and name != "elimination":
     return (f"rule {rule_name!r} eliminates arms and stops when one remains; it cannot "
             f"run with stop {name!r}: use --stop elimination (or --rule lucb1 --stop "
