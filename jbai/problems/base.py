@@ -6,7 +6,7 @@ functions, built by a factory that closes over its parameters (`jbai.problems.to
 
   answer(means [K]) -> [K] bool      the arms in the answer (one for the best arm)
   costs(family, w [K], means [K]) -> [P] float
-      the alternatives to the answer of `means` are a union of P pieces; c_k(w)
+      the alternatives to the answer of `means` are a union of pieces; c_k(w)
       is the transport cost of the cheapest instance of piece k with weights w:
       concave, nondecreasing and 1-homogeneous in w, positive where every
       weight is (an identifiable answer)

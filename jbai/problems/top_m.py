@@ -9,8 +9,10 @@ are the pairs (i, j) in S x S^c, each costing the pair transport cost
 
 (Kaufmann & Kalyanakrishnan 2013, "Information complexity in bandit subset
 selection"; Reda, Kaufmann & Delahaye-Duriez 2021, "Top-m identification for
-linear bandits", the GLR of their Section 2). The GLLR of the stop is the
-smallest of them at the counts and the MLEs; T*(nu) and w*(nu) come from the
+linear bandits", the GLR of their Section 2). `costs` selects S and S^c by
+products with one-hot rows built from comparisons (no gather or sort, slow under
+vmap on a CPU: the stop and the rules evaluate it at every step). The GLLR of the stop is
+the smallest of them at the counts and the MLEs; T*(nu) and w*(nu) come from the
 pair pieces' solver (`jbai.oracle.pieces`). At m = 1 this is best-arm identification,
 whose pieces are the K - 1 pairs of the best arm (`jbai.problems.best_arm`).
 """
@@ -30,6 +32,25 @@ def split(means, m: int):
   decreasing order of the means (the lower index first among equal means)."""
   order = jnp.argsort(-means, stable=True)
   return order[:m], order[m:]
+
+
+def ranks(means):
+  """[K] int, each arm's place in `split`'s order (0: the largest mean), from
+  comparisons: the arms with a larger mean, or an equal one at a lower index,
+  rank before it (no sort: a sort under vmap is slow on a CPU)."""
+  index = jnp.arange(means.shape[-1])
+  before = (means[None, :] > means[:, None]) | (
+      (means[None, :] == means[:, None]) & (index[None, :] < index[:, None]))  # [a, b]
+  return jnp.sum(before, axis=-1)
+
+
+def places(means, m: int):
+  """([m, K], [K - m, K]): one-hot rows that pick S and S^c in `split`'s order (a
+  product with them selects exactly, without a gather)."""
+  rank = ranks(means)
+  k = means.shape[-1]
+  one_hot = rank[None, :] == jnp.arange(k)[:, None]  # [place, arm]
+  return one_hot[:m].astype(means.dtype), one_hot[m:].astype(means.dtype)
 
 
 def top_m(m: int) -> Problem:
@@ -52,16 +73,20 @@ def top_m(m: int) -> Problem:
   m = int(m)
 
   def answer(means):
-    return jnp.zeros(means.shape[-1], bool).at[split(means, m)[0]].set(True)
+    return ranks(means) < m
 
-  def costs(family, w, means):
-    top, rest = split(means, m)
-    return pair_cost(family, w[top][:, None], means[top][:, None],
-                     w[rest][None, :], means[rest][None, :]).reshape(-1)
+  def costs(family, w, means):  # [m (K - m)]: pair (S_r, S^c_s) at r (K - m) + s
+    top, rest = places(means, m)
+    w = w.astype(means.dtype)
+    return pair_cost(family, (top @ w)[:, None], (top @ means)[:, None],
+                     (rest @ w)[None, :], (rest @ means)[None, :]).reshape(-1)
 
   def arms(means, k):
-    top, rest = split(means, m)
-    return top[k // rest.shape[0]], rest[k % rest.shape[0]]
+    top, rest = places(means, m)
+    index = jnp.arange(means.shape[-1], dtype=means.dtype)
+    r, s = k // rest.shape[0], k % rest.shape[0]
+    pick = lambda rows, i: jnp.sum(jnp.where(jnp.arange(rows.shape[0]) == i, rows @ index, 0))
+    return pick(top, r).astype(jnp.int32), pick(rest, s).astype(jnp.int32)
 
   def solve(family, means):
     top, rest = split(jax.lax.stop_gradient(means), m)

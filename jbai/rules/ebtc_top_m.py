@@ -2,9 +2,9 @@
 GLLR's cheapest piece.
 
 For the m best arms (`jbai.problems.top_m`), with S_t the empirical top m (the
-sample means' m largest), the pieces of the alternatives are the pairs (i, j),
+MLEs' m largest), the pieces of the alternatives are the pairs (i, j),
 i in S_t and j outside, each costing the pair transport cost W_t(i, j) at the
-counts and the sample means (`jbai.problems.top_m`). The rule takes the cheapest
+counts and the MLEs (`jbai.problems.top_m`), as the stop computes them. The rule takes the cheapest
 pair (the lowest index among equal costs), pulls i, the leader, with
 probability beta and j, the challenger, otherwise, after You, Qin, Wang & Yang
 2023 ("Information-directed selection for top-two algorithms", their top-m
@@ -31,9 +31,9 @@ def _pair(m: int):
 
   def pair(k_lead, k_chal, family, arm_stats, active):
     del k_lead, k_chal, active
-    mean = arm_stats.mean
-    costs = problem.costs(family, arm_stats.counts.astype(mean.dtype), mean)
-    return problem.arms(mean, jnp.argmin(costs))
+    # The stop's expression (`jbai.stops.answer_gllr`): XLA computes it once a step.
+    costs = problem.costs(family, arm_stats.counts * 1.0, arm_stats.mle)
+    return problem.arms(arm_stats.mle, jnp.argmin(costs))
 
   return pair
 
