@@ -317,7 +317,9 @@ def test_jbai_run_answers_above_a_level_and_refuses_what_cannot(capsys):
                         (["--rule", "uniform", "--top", "2", "--stop", "confidence"],
                          "not with stop 'confidence'"),
                         (["--rule", "uniform", "--top", "2", "--eps-good", "0.1"],
-                         "does not go with --top")]:
+                         "does not go with --top"),
+                        (["--rule", "uniform", "--top", "2", "--budget", "100"],
+                         "--top is not available with --budget yet")]:
     assert cli.main(["run", "--family", "bernoulli", "--means", "0.7,0.55,0.4,0.25",
                      "--trials", "10", *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()

@@ -51,6 +51,10 @@ def check_options(args) -> None:
     if getattr(args, name, None) is not None:
       raise ValueError(f"{option} belongs to a run that stops; a run to --budget "
                        f"{','.join(map(str, args.budget))} has no stop: drop {option}")
+  for name in ("top", "above"):
+    if getattr(args, name, None) is not None:
+      raise ValueError(f"a run to --budget answers the best arm; --{name} is not available "
+                       "with --budget yet")
 
 
 def plan_budget(args) -> tuple:
