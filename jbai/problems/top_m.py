@@ -9,9 +9,9 @@ are the pairs (i, j) in S x S^c, each costing the pair transport cost
 
 (Kaufmann & Kalyanakrishnan 2013, "Information complexity in bandit subset
 selection"; Reda, Kaufmann & Delahaye-Duriez 2021, "Top-m identification for
-linear bandits", the GLR of their Section 2). `costs` selects S and S^c by
-products with one-hot rows built from comparisons (no gather or sort, slow under
-vmap on a CPU: the stop and the rules evaluate it at every step). The GLLR of the stop is
+linear bandits", the GLR of their Section 2). `costs` selects S and S^c with
+one-hot rows built from comparisons (no gather or sort, slow under vmap on a
+CPU: the stop and the rules evaluate it at every step). The GLLR of the stop is
 the smallest of them at the counts and the MLEs; T*(nu) and w*(nu) come from the
 pair pieces' solver (`jbai.oracle.pieces`). At m = 1 this is best-arm identification,
 whose pieces are the K - 1 pairs of the best arm (`jbai.problems.best_arm`).
@@ -45,12 +45,17 @@ def ranks(means):
 
 
 def places(means, m: int):
-  """([m, K], [K - m, K]): one-hot rows that pick S and S^c in `split`'s order (a
-  product with them selects exactly, without a gather)."""
+  """([m, K], [K - m, K]) bool: one-hot rows that pick S and S^c in `split`'s order
+  (`select` reads them without a gather)."""
   rank = ranks(means)
-  k = means.shape[-1]
-  one_hot = rank[None, :] == jnp.arange(k)[:, None]  # [place, arm]
-  return one_hot[:m].astype(means.dtype), one_hot[m:].astype(means.dtype)
+  one_hot = rank[None, :] == jnp.arange(means.shape[-1])[:, None]  # [place, arm]
+  return one_hot[:m], one_hot[m:]
+
+
+def select(rows, values):
+  """[R] the values that one-hot rows [R, K] pick: a masked sum, exact on every
+  platform (a matrix product may round float32 on an accelerator)."""
+  return jnp.sum(jnp.where(rows, values[None, :], 0), axis=-1)
 
 
 def top_m(m: int) -> Problem:
@@ -77,15 +82,15 @@ def top_m(m: int) -> Problem:
 
   def costs(family, w, means):  # [m (K - m)]: pair (S_r, S^c_s) at r (K - m) + s
     top, rest = places(means, m)
-    w = w.astype(means.dtype)
-    return pair_cost(family, (top @ w)[:, None], (top @ means)[:, None],
-                     (rest @ w)[None, :], (rest @ means)[None, :]).reshape(-1)
+    return pair_cost(family, select(top, w)[:, None], select(top, means)[:, None],
+                     select(rest, w)[None, :], select(rest, means)[None, :]).reshape(-1)
 
   def arms(means, k):
     top, rest = places(means, m)
-    index = jnp.arange(means.shape[-1], dtype=means.dtype)
+    index = jnp.arange(means.shape[-1])
     r, s = k // rest.shape[0], k % rest.shape[0]
-    pick = lambda rows, i: jnp.sum(jnp.where(jnp.arange(rows.shape[0]) == i, rows @ index, 0))
+    pick = lambda rows, i: jnp.sum(jnp.where(jnp.arange(rows.shape[0]) == i,
+                                             select(rows, index), 0))
     return pick(top, r).astype(jnp.int32), pick(rest, s).astype(jnp.int32)
 
   def solve(family, means):
