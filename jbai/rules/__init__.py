@@ -116,8 +116,8 @@ def describe() -> list:
   rows = []
   for name, factory in {**RULES, **OTHER_QUESTIONS}.items():
     doc = (inspect.getdoc(factory) or "").splitlines()
-    params = ", ".join(f"{p.name}={p.default}" for p in
-                       inspect.signature(factory).parameters.values())
+    params = ", ".join(p.name if p.default is p.empty else f"{p.name}={p.default}"
+                       for p in inspect.signature(factory).parameters.values())
     rows.append((name, doc[0] if doc else "", params))
   return rows
 
