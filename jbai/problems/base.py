@@ -51,12 +51,20 @@ class Problem(NamedTuple):
     return not self == other
 
 
+def cheapest(problem: Problem, family, counts, mle):
+  """(answer [K] bool, k, c_k(N_t)): the empirical answer and its cheapest piece with
+  the counts as weights and the MLEs as means (the lowest index among equal costs),
+  what the GLLR stop and the rules that sample its pieces read."""
+  costs = problem.costs(family, jnp.asarray(counts) * 1.0, mle)
+  k = jnp.argmin(costs)
+  return problem.answer(mle), k, costs[k]
+
+
 def glr(problem: Problem, family, counts, mle):
   """(answer [K] bool, Lambda_t) of the GLLR stop for `problem`: the empirical answer
-  and the cost of its cheapest alternative with the counts as weights and the MLEs
-  as means, min_k c_k(N_t)."""
-  answer = problem.answer(mle)
-  return answer, jnp.min(problem.costs(family, jnp.asarray(counts) * 1.0, mle))
+  and the cost of its cheapest alternative, min_k c_k(N_t) (`cheapest`)."""
+  answer, _, value = cheapest(problem, family, counts, mle)
+  return answer, value
 
 
 def batched(fn: Callable, means: jax.Array):

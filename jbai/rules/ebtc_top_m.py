@@ -16,9 +16,8 @@ differentiates in it. The paper's text was not checked here; the rule is what
 the paragraph above says.
 """
 
-import jax.numpy as jnp
-
 from jbai.builders import cached
+from jbai.problems.base import cheapest
 from jbai.problems.top_m import top_m
 from jbai.rules.base import Rule
 from jbai.rules.top_two import check_beta, top_two_rule
@@ -31,9 +30,9 @@ def _pair(m: int):
 
   def pair(k_lead, k_chal, family, arm_stats, active):
     del k_lead, k_chal, active
-    # The stop's expression (`jbai.stops.answer_gllr`): XLA computes it once a step.
-    costs = problem.costs(family, arm_stats.counts * 1.0, arm_stats.mle)
-    return problem.arms(arm_stats.mle, jnp.argmin(costs))
+    # The stop's own (`jbai.stops.answer_gllr`): XLA computes it once a step.
+    _, k, _ = cheapest(problem, family, arm_stats.counts, arm_stats.mle)
+    return problem.arms(arm_stats.mle, k)
 
   return pair
 

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 
 from jbai import thresholds as thresholds_lib
 from jbai.builders import cached
-from jbai.problems.base import Problem
+from jbai.problems.base import Problem, cheapest
 from jbai.stops.base import Stop
 
 NAME = "answer-gllr"
@@ -28,12 +28,10 @@ NAME = "answer-gllr"
 def _test_fn(problem: Problem, threshold):
   def test(params, family, arm_stats, rule_state):
     del rule_state
-    answer = problem.answer(arm_stats.mle)
-    costs = problem.costs(family, arm_stats.counts * 1.0, arm_stats.mle)
-    k = jnp.argmin(costs)
+    answer, k, value = cheapest(problem, family, arm_stats.counts, arm_stats.mle)
     a, b = problem.arms(arm_stats.mle, k)
     beta = threshold.value(params, family, arm_stats, a, b)
-    return answer, b, jnp.broadcast_to(costs[k], beta.shape), beta
+    return answer, b, jnp.broadcast_to(value, beta.shape), beta
   return test
 
 
