@@ -9,7 +9,8 @@ are the pairs (i, j) in S x S^c, each costing the pair transport cost
 
 (Kaufmann & Kalyanakrishnan 2013, "Information complexity in bandit subset
 selection"; Reda, Kaufmann & Delahaye-Duriez 2021, "Top-m identification for
-linear bandits", the GLR of their Section 2). `costs` selects S and S^c with
+linear bandits", the GLR of their Section 2), by `jbai.transport.transport_cost`
+as the best arm's GLLR takes them. `costs` selects S and S^c with
 one-hot rows built from comparisons (no gather or sort, slow under vmap on a
 CPU: the stop and the rules evaluate it at every step). The GLLR of the stop is
 the smallest of them at the counts and the MLEs; T*(nu) and w*(nu) come from the
@@ -21,8 +22,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbai.oracle.pieces import pair_cost, pairs_solve
+from jbai.oracle.pieces import pairs_solve
 from jbai.problems.base import Problem
+from jbai.transport import transport_cost
 
 NAME = "top-m"
 
@@ -82,8 +84,8 @@ def top_m(m: int) -> Problem:
 
   def costs(family, w, means):  # [m (K - m)]: pair (S_r, S^c_s) at r (K - m) + s
     top, rest = places(means, m)
-    return pair_cost(family, select(top, w)[:, None], select(top, means)[:, None],
-                     select(rest, w)[None, :], select(rest, means)[None, :]).reshape(-1)
+    return transport_cost(family, select(top, w)[:, None], select(top, means)[:, None],
+                          select(rest, w)[None, :], select(rest, means)[None, :]).value.reshape(-1)
 
   def arms(means, k):
     top, rest = places(means, m)
