@@ -10,7 +10,7 @@ w(nu) at a fixed budget.
 """
 
 from jbai.cli import render
-from jbai.cli.plan import checked_deltas, family_from_args
+from jbai.cli.plan import checked_deltas, family_from_args, problem_of
 
 
 def cmd_oracle(args) -> int:
@@ -61,20 +61,15 @@ def cmd_oracle(args) -> int:
 
 
 def _problem(args):
-  """The problem that --top or --above asks for, or None (the best arm); refused with
-  an option it does not take."""
-  from jbai import problems
-  top, level = getattr(args, "top", None), getattr(args, "above", None)
-  if top is None and level is None:
-    return None
-  asked = "--top" if top is not None else "--above"
-  if top is not None and level is not None:
-    raise ValueError("--top and --above ask two different questions: give one of them")
+  """The problem that --top or --above asks for (`jbai.cli.plan.problem_of`), or None
+  (the best arm); refused with an option it does not take."""
+  problem = problem_of(args)
+  asked = "--top" if getattr(args, "top", None) is not None else "--above"
   for option, given in (("--eps-good", getattr(args, "eps_good", None) is not None),
                         ("--budget", args.budget), ("--method optax", args.method != "exact")):
-    if given:
+    if problem is not None and given:
       raise ValueError(f"{asked} gives its own exact oracle; it does not take {option}")
-  return problems.top_m(top) if top is not None else problems.above(level)
+  return problem
 
 
 def _other_answer(args, problem, family, means, deltas) -> int:

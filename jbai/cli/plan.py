@@ -85,7 +85,7 @@ def problem_of(args):
   """The question of --top M or --above LEVEL (`jbai.problems`), or None: the best arm.
 
   Raises:
-    ValueError: for both options, or with --eps-good.
+    ValueError: for both options.
   """
   from jbai import problems
   top, level = getattr(args, "top", None), getattr(args, "above", None)
@@ -93,23 +93,19 @@ def problem_of(args):
     return None
   if top is not None and level is not None:
     raise ValueError("--top and --above ask two different questions: give one of them")
-  if getattr(args, "eps_good", None) is not None:
-    raise ValueError(f"--eps-good asks for an eps-good best arm; it does not go with "
-                     f"{'--top' if top is not None else '--above'}")
   return problems.top_m(top) if top is not None else problems.above(level)
 
 
 def plan_command(args) -> Plan:
   """The family, means, deltas and runs of a `jbai run` or `jbai grad` command
   line, each checked (ValueError with one line otherwise)."""
-  from jbai import problems
-  from jbai.families import check_means
+  from jbai.core.inputs import check_table
   family = family_from_args(args)
   problem = problem_of(args)
-  if problem is None:
-    check_means(family, args.means)
-  else:
-    problems.check(problem, family, args.means)
+  if problem is not None and getattr(args, "eps_good", None) is not None:
+    raise ValueError(f"--eps-good asks for an eps-good best arm; it does not go with "
+                     f"{'--top' if getattr(args, 'top', None) is not None else '--above'}")
+  check_table(family, args.means, problem=problem)
   from jbai.cli.args import DEFAULT_RUN, delta_list
   deltas = checked_deltas(args.delta or delta_list(DEFAULT_RUN["delta"]))
   if getattr(args, "command", None) == "grad" and not all(isinstance(d, float) for d in deltas):
@@ -118,10 +114,11 @@ def plan_command(args) -> Plan:
   runs = plan_runs(args, family, problem)
   if problem is None:
     check_separable(family, args.means)
-  from jbai import stops
-  for run in runs if problem is not None else ():
-    if run.threshold.problem is None:  # the rule's own stop, or --stop: refused
-      stops.with_problem(run.rule, run.threshold, problem)
+  else:
+    from jbai import stops
+    for run in runs:
+      if run.threshold.problem is None:  # the rule's own stop, or --stop: refused
+        stops.with_problem(run.rule, run.threshold, problem)
   return Plan(family, args.means, deltas, runs)
 
 

@@ -39,6 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jbai import families as families_lib
+from jbai import problems as problems_lib
 from jbai import rules as rules_lib
 from jbai import stops as stops_lib
 from jbai import thresholds as thresholds_lib
@@ -461,10 +462,15 @@ def initial_rule_state(rule: Rule, num_arms: int, params: Optional[dict]):
 
 # ---------------------------------------------------------------- means
 
-def check_table(family: Family, means, dtype=None) -> np.ndarray:
+def check_table(family: Family, means, dtype=None, problem=None) -> np.ndarray:
   """Concrete means checked (`jbai.families.base.check_means`, ties judged in
-  the simulation's float dtype too), as a float64 array."""
-  return check_means(family, means, dtype=dtype or jnp.result_type(float))
+  the simulation's float dtype too), as a float64 array; for a question beyond the
+  best arm (`problem`), its own identifiability instead of a unique best arm
+  (`jbai.problems.check`)."""
+  dtype = dtype or jnp.result_type(float)
+  if problem is not None:
+    return problems_lib.check(problem, family, means, dtype)
+  return check_means(family, means, dtype=dtype)
 
 
 def check_eps_slack(family: Family, threshold) -> None:

@@ -15,12 +15,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbai import problems, stops
+from jbai import stops
 from jbai.stops import eps_good as eps_lib
 from jbai import checks as checks_lib
 from jbai.core import budget as budget_lib, guard, inputs, pool as pool_lib, records
 from jbai.core.lane import Config
-from jbai.families.base import check_means
 from jbai.state import count_dtype
 
 CORE_CHUNK = 256  # steps between scattering results (no host in between)
@@ -197,10 +196,7 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
   asked = getattr(threshold, "problem", None)
   dtype = jnp.zeros(()).dtype
   if inputs.concrete(means):
-    if asked is None:
-      check_means(family, means, dtype)
-    else:
-      problems.check(asked, family, means)
+    inputs.check_table(family, means, dtype, asked)
     inputs.check_rule_arms(family, rule, np.asarray(means))
   means = jnp.asarray(means, dtype)
   if means.ndim not in (1, 2):

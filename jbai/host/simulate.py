@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbai import problems, stops
+from jbai import stops
 from jbai.stops import eps_good as eps_lib
 from jbai.core import inputs, pool as pool_lib, records
 from jbai.core.lane import Config
@@ -105,8 +105,7 @@ def _check(key, family, rule, threshold, means, delta, n_trials, max_steps, lane
   inputs.check_key(key)
   family, rule, threshold = inputs.resolve(family, rule, threshold)
   asked = getattr(threshold, "problem", None)
-  means_np = (inputs.check_table(family, means) if asked is None else
-              problems.check(asked, family, means))
+  means_np = inputs.check_table(family, means, problem=asked)
   levels = inputs.parse_delta(delta)
   n_trials = inputs.check_trials(n_trials)
   inputs.check_max_steps(max_steps)

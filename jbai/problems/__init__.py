@@ -40,15 +40,16 @@ class Oracle(NamedTuple):
   answer: jax.Array  # [..., K] bool, the arms in the answer
 
 
-def check(problem: Problem, family: Family, means) -> np.ndarray:
+def check(problem: Problem, family: Family, means, dtype=None) -> np.ndarray:
   """The means [K] or [I, K] as a numpy array, checked for the family (values in
-  Theta, two arms or more) and for the problem (an identifiable answer).
+  Theta, two arms or more) and for the problem (an identifiable answer, in float64
+  and in `dtype`, the run's; default JAX's default float).
 
   Raises:
     ValueError: naming the bad value.
   """
-  arr = check_means(family, means, best_arm=False)
-  dtype = np.dtype(jnp.result_type(float))
+  arr = check_means(family, means, dtype, best_arm=False)
+  dtype = np.dtype(dtype or jnp.result_type(float))
   for row in arr.reshape(-1, arr.shape[-1]):
     problem.check(family, row)
     problem.check(family, row.astype(dtype))
