@@ -89,6 +89,7 @@ OTHER_QUESTIONS = {
     "tas-above": tas_above,
     "ebtc-top-m": ebtc_top_m,
 }
+ALL = {**RULES, **OTHER_QUESTIONS}  # every rule by name
 
 
 def get(name: str, **params) -> Rule:
@@ -97,10 +98,9 @@ def get(name: str, **params) -> Rule:
   Parameters the rule does not take are ignored, so that one set of command-line
   options (say --beta) serves every rule.
   """
-  factories = {**RULES, **OTHER_QUESTIONS}
-  if name not in factories:
-    raise ValueError(f"unknown rule {name!r}; choose from {sorted(factories)}")
-  factory = factories[name]
+  if name not in ALL:
+    raise ValueError(f"unknown rule {name!r}; choose from {sorted(ALL)}")
+  factory = ALL[name]
   accepted = inspect.signature(factory).parameters
   given = {k: v for k, v in params.items() if k in accepted and v is not None}
   missing = [p for p in accepted.values() if p.default is p.empty and p.name not in given]
@@ -114,7 +114,7 @@ def get(name: str, **params) -> Rule:
 def describe() -> list:
   """(name, one-line description, parameters with defaults) for every rule."""
   rows = []
-  for name, factory in {**RULES, **OTHER_QUESTIONS}.items():
+  for name, factory in ALL.items():
     doc = (inspect.getdoc(factory) or "").splitlines()
     params = ", ".join(p.name if p.default is p.empty else f"{p.name}={p.default}"
                        for p in inspect.signature(factory).parameters.values())
@@ -122,7 +122,7 @@ def describe() -> list:
   return rows
 
 
-__all__ = ["OTHER_QUESTIONS", "RULES", "Rule", "always_top", "apt", "best_challenger", "describe", "dkm",
+__all__ = ["ALL", "OTHER_QUESTIONS", "RULES", "Rule", "always_top", "apt", "best_challenger", "describe", "dkm",
            "gradient_ascent", "optimistic_tas", "static", "ebtc", "ebtci", "fws", "get",
            "itcb", "t3c", "t3c_tuned", "tas_above", "tas_c", "tas_d", "tcb", "tstci", "ttts", "uniform",
            "lucb1", "kl_lucb", "ugape", "lil_ucb", "kl_racing", "chernoff_racing", "exp_gap",
