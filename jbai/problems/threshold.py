@@ -20,6 +20,16 @@ from jbai.problems.base import Problem
 NAME = "above"
 
 
+def allocation(family, means, level):
+  """(w* [K], T*) of thresholding at `level`: w*_a = (1 / kl(mu_a, tau)) / T*, T* =
+  sum_a 1 / kl(mu_a, tau). A mean at the level (a sample mean in a trial) counts as
+  kl = the dtype's tiny: its arm takes the whole allocation, the one to tell apart."""
+  divergence = family.kl(means, jnp.asarray(level, means.dtype))
+  inverse = 1.0 / jnp.maximum(divergence, jnp.finfo(means.dtype).tiny)
+  t_star = jnp.sum(inverse)
+  return inverse / t_star, t_star
+
+
 def above(level: float) -> Problem:
   """The arms whose mean is above `level`.
 
@@ -53,9 +63,7 @@ def above(level: float) -> Problem:
     return k, k
 
   def solve(family, means):
-    inverse = 1.0 / family.kl(means, jnp.asarray(level, means.dtype))
-    t_star = jnp.sum(inverse)
-    return inverse / t_star, t_star
+    return allocation(family, means, level)
 
   def check(family, means):
     if not family.lo < level < family.hi:

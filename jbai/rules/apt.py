@@ -15,6 +15,7 @@ stop (`jbai.stops.answer_gllr`) and to a budget alike.
 import jax.numpy as jnp
 
 from jbai.builders import cached
+from jbai.problems.threshold import above
 from jbai.rules import ties
 from jbai.rules.base import Rule, no_state
 
@@ -35,9 +36,7 @@ def apt(level: float, eps: float = 0.0) -> Rule:
     >>> jbai.rules.apt(0.5)
     apt(level=0.5, eps=0.0)
   """
-  level, eps = float(level), float(eps)
-  if not jnp.isfinite(level):
-    raise ValueError(f"the level must be a finite number, got {level!r}")
+  level, eps = dict(above(level).params)["level"], float(eps)  # level checked as the question's
   if not eps >= 0:
     raise ValueError(f"eps must be >= 0, got {eps!r}")
 
