@@ -59,6 +59,9 @@ STAGES = 12       # barrier stages in float64: s = 10^0, ..., 10^-(STAGES - 1)
 STAGES_32 = 6     # in float32, whose Newton systems lose their digits beyond
 NEWTON_STEPS = 8  # Newton steps per stage
 HALVINGS = 40     # backtracking: step sizes 1, 1/2, ..., 2^-(HALVINGS - 1)
+WARM_STEPS = 2    # `pairs_warm`: Newton steps per call,
+WARM_GAP = 1e-3   # the smallest relative gap of the barrier,
+WARM_HALVINGS = 12  # and backtracking halvings
 
 
 class PiecesSolution(NamedTuple):
@@ -110,8 +113,20 @@ def _pair_terms(family: Family, w_a, m_a, w_b, m_b):
   return c, jnp.stack([ka, kb], -1), jnp.stack([da, db], -1), w_a * dda + w_b * ddb
 
 
+def rows(index, num_arms: int):
+  """[P, K] bool one-hot rows of the arms `index` [P]: the pieces' form inside the
+  solvers, which pick an arm's value with a masked sum (exact, and no gather,
+  which is slow under vmap on a CPU)."""
+  return index[:, None] == jnp.arange(num_arms)
+
+
+def _pick(rows_, x):
+  """[P] the values of x [K] at the arms of one-hot rows [P, K]."""
+  return jnp.sum(jnp.where(rows_, x, 0), axis=-1)
+
+
 def _costs(family: Family, v, means, a, b):
-  return pair_cost(family, v[a], means[a], v[b], means[b])
+  return pair_cost(family, _pick(a, v), _pick(a, means), _pick(b, v), _pick(b, means))
 
 
 def _barrier(family: Family, v, means, a, b, s):
@@ -123,29 +138,29 @@ def _barrier(family: Family, v, means, a, b, s):
 
 def _gradient(family: Family, v, means, a, b, s):
   """grad_v F_s and its Hessian [K, K], from the pieces' closed-form derivatives."""
-  c, grad, slope, curv = _pair_terms(family, v[a], means[a], v[b], means[b])
-  onehot = lambda idx: jax.nn.one_hot(idx, v.shape[-1], dtype=v.dtype)  # [P, K]
-  e_a, e_b = onehot(a), onehot(b)
+  c, grad, slope, curv = _pair_terms(family, _pick(a, v), _pick(a, means), _pick(b, v),
+                                     _pick(b, means))
+  e_a, e_b = a.astype(v.dtype), b.astype(v.dtype)
   u = e_a * grad[:, :1] + e_b * grad[:, 1:]    # [P, K] grad c_k
   r = e_a * slope[:, :1] + e_b * slope[:, 1:]  # [P, K], Hessian of c_k = -r r^T / D
   slack = c - 1.0
   g = 1.0 - s * jnp.sum(u / slack[:, None], axis=0)
-  h = (jnp.einsum("pk,p,pl->kl", u, s / slack ** 2, u)
-       + jnp.einsum("pk,p,pl->kl", r, s / (curv * slack), r))
-  return g, h
+  outer = lambda x, coef: jnp.sum(coef[:, None, None] * x[:, :, None] * x[:, None, :], axis=0)
+  h = outer(u, s / slack ** 2) + outer(r, s / (curv * slack))  # sums, not einsum: small
+  return g, h                                                   # products are slow in vmap
 
 
-def _newton(family: Family, v, means, a, b, s):
+def _newton(family: Family, v, means, a, b, s, halvings: int = HALVINGS):
   """One damped Newton step on F_s from a point inside the domain."""
   g, h = _gradient(family, v, means, a, b, s)
   step = -jnp.linalg.solve(h, g)
   step = jnp.where(jnp.all(jnp.isfinite(step)), step, 0.0)
   value = _barrier(family, v, means, a, b, s)
-  sizes = 0.5 ** jnp.arange(HALVINGS, dtype=v.dtype)
+  sizes = 0.5 ** jnp.arange(halvings, dtype=v.dtype)
   trial = jax.vmap(lambda t: _barrier(family, v + t * step, means, a, b, s))(sizes)
   ok = trial <= value + 0.25 * sizes * jnp.dot(g, step)
   first = jnp.argmax(ok)
-  return jnp.where(ok[first], v + sizes[first] * step, v)
+  return jnp.where(ok[first], v + sizes[first] * step, v), jnp.where(ok[first], sizes[first], 0.0)
 
 
 def pairs_solve(family: Family, means, a, b, stages: Optional[int] = None) -> PiecesSolution:
@@ -167,12 +182,13 @@ def pairs_solve(family: Family, means, a, b, stages: Optional[int] = None) -> Pi
   if stages is None:
     stages = STAGES if jnp.finfo(means.dtype).bits >= 64 else STAGES_32
   frozen = jax.lax.stop_gradient(means)
+  a, b = rows(a, means.shape[-1]), rows(b, means.shape[-1])
   ones = jnp.ones_like(frozen)
   v0 = ones * (2.0 / jnp.min(_costs(family, ones, frozen, a, b)))  # c_k(v0) >= 2
 
   def stage(v, i):
     s = jnp.asarray(10.0, v.dtype) ** -i
-    newton = lambda _, u: _newton(family, u, frozen, a, b, s)
+    newton = lambda _, u: _newton(family, u, frozen, a, b, s)[0]
     return jax.lax.fori_loop(0, NEWTON_STEPS, newton, v), None
 
   v, _ = jax.lax.scan(stage, v0, jnp.arange(stages, dtype=v0.dtype))
@@ -184,4 +200,46 @@ def pairs_solve(family: Family, means, a, b, stages: Optional[int] = None) -> Pi
   v = v + (step - jax.lax.stop_gradient(step))  # the value of the loop, implicit derivatives
   t_star = jnp.sum(v)
   return PiecesSolution(w=v / t_star, t_star=t_star,
-                        gap=jax.lax.stop_gradient(a.shape[-1] * s / t_star))
+                        gap=jax.lax.stop_gradient(a.shape[0] * s / t_star))
+
+
+def pairs_warm(family: Family, means, a, b, v, gap, steps: int = WARM_STEPS):
+  """Damped Newton steps towards the barrier point of T*(nu) with relative gap
+  `gap`, from a previous point, and the gap of the next call: the warm start of
+  a rule that tracks w*(nu_hat_t) as the means move (`jbai.rules.tas_top_m`).
+  One instance, no derivatives.
+
+  Where min_k c_k(v) < 1 + gap / 10 (the means moved v out of the domain, or
+  near its edge) v [K] > 0 is first scaled to min_k c_k(v) = 1 + gap (the pieces
+  are 1-homogeneous, so the scaled point is inside the domain whatever the
+  means); then `steps` Newton steps on F_s with s = gap sum(v) / P (the barrier's gap
+  P s / T: `gap` relative), WARM_HALVINGS backtracking halvings each. The gap
+  follows the barrier's path as the solver's stages do, one stage per call: a
+  full last step (the point is near the barrier point) divides it by 10, down
+  to WARM_GAP; a step cut below 1/8 (the means moved, or the answer's pieces
+  changed, too far for this gap) multiplies it by 10, up to 1. From v = 1,
+  gap = 1 (a cold start) w is within about 1e-4 of w*(nu) after a few calls,
+  and it stays within a few 1e-3 of w*(nu_hat_t) along a trial's means.
+
+  Args:
+    family: the reward family.
+    means: [K] means, with means[a_k] >= means[b_k] for every piece.
+    a: [P, K] bool, one-hot rows of the pieces' first arms (`rows`).
+    b: [P, K] bool, of their second arms.
+    v: [K] the previous point (ones for a cold start).
+    gap: [] the previous call's returned gap (1 for a cold start).
+    steps: Newton steps.
+
+  Returns:
+    (v, gap): the new point [K] (w = v / sum(v); not finite where some piece
+    costs 0 at v, a tie across the answer's edge) and the next call's gap [].
+  """
+  low = jnp.min(_costs(family, v, means, a, b))
+  v = jnp.where(low < 1.0 + 0.1 * gap, v * ((1.0 + gap) / low), v)
+  s = gap * jnp.sum(v) / a.shape[0]
+  size = jnp.zeros((), v.dtype)
+  for _ in range(steps):
+    v, size = _newton(family, v, means, a, b, s, WARM_HALVINGS)
+  gap = jnp.where(size >= 1.0, jnp.maximum(gap / 10.0, WARM_GAP),
+                  jnp.where(size < 0.125, jnp.minimum(gap * 10.0, 1.0), gap))
+  return v, gap

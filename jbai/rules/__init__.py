@@ -28,6 +28,7 @@ from jbai.rules.kl_racing import kl_racing
 from jbai.rules.lil_ucb import lil_ucb
 from jbai.rules.lucb1 import lucb1
 from jbai.rules.lucb1_eps import lucb1_eps
+from jbai.rules.lucb_top_m import lucb_top_m
 from jbai.rules.optimistic_tas import optimistic_tas
 from jbai.rules.sequential_halving import sequential_halving
 from jbai.rules.static import static
@@ -36,6 +37,7 @@ from jbai.rules.t3c import t3c
 from jbai.rules.t3c_tuned import t3c_tuned
 from jbai.rules.tas import tas_c, tas_d
 from jbai.rules.tas_above import tas_above
+from jbai.rules.tas_top_m import tas_top_m
 from jbai.rules.tas_eps import tas_c_eps, tas_d_eps
 from jbai.rules.tcb import tcb
 from jbai.rules.tstci import tstci
@@ -88,6 +90,8 @@ OTHER_QUESTIONS = {
     "apt": apt,
     "tas-above": tas_above,
     "ebtc-top-m": ebtc_top_m,
+    "lucb-top-m": lucb_top_m,
+    "tas-top-m": tas_top_m,
 }
 ALL = {**RULES, **OTHER_QUESTIONS}  # every rule by name
 
@@ -124,7 +128,7 @@ def describe() -> list:
 
 __all__ = ["ALL", "OTHER_QUESTIONS", "RULES", "Rule", "always_top", "apt", "best_challenger", "describe", "dkm",
            "gradient_ascent", "optimistic_tas", "static", "ebtc", "ebtci", "fws", "get",
-           "itcb", "t3c", "t3c_tuned", "tas_above", "tas_c", "tas_d", "tcb", "tstci", "ttts", "uniform",
-           "lucb1", "kl_lucb", "ugape", "lil_ucb", "kl_racing", "chernoff_racing", "exp_gap",
+           "itcb", "t3c", "t3c_tuned", "tas_above", "tas_c", "tas_top_m", "tas_d", "tcb", "tstci", "ttts", "uniform",
+           "lucb1", "kl_lucb", "lucb_top_m", "ugape", "lil_ucb", "kl_racing", "chernoff_racing", "exp_gap",
            "ebtc_eps", "ebtc_eps_ids", "ebtc_top_m", "lucb1_eps", "tas_c_eps", "tas_d_eps",
            "successive_rejects", "sequential_halving", "ucb_e", "ugape_b", "anytime_halving"]

@@ -48,6 +48,12 @@ class LucbState(NamedTuple):
   pending: jax.Array        # [] int32, l_t still to pull this round (-1: none)
 
 
+def lucb_init(num_arms) -> LucbState:
+  """No round under way; log(1/delta) set by the engine (`jbai.stops.with_delta`)."""
+  del num_arms
+  return LucbState(hyper(jnp.nan), jnp.asarray(-1, jnp.int32))
+
+
 @cached
 def lucb_select(index: str, rate: str):
   """The select of an LUCB rule with this index and exploration rate."""
@@ -58,14 +64,21 @@ def lucb_select(index: str, rate: str):
                                    ("upper",))
     top = leader(key, arm_stats)
     contender = ties.argmax(jnp.where(jnp.arange(counts.shape[-1]) == top, -jnp.inf, up))
-    first = jnp.min(counts) == 0
-    second = state.pending >= 0
-    arm = jnp.where(first, least_sampled(counts),
-                    jnp.where(second, state.pending, top)).astype(jnp.int32)
-    pending = jnp.where(first | second, -1, contender).astype(jnp.int32)
-    return arm, state._replace(pending=pending)
+    return lucb_round(counts, state, top, contender)
 
   return select
+
+
+def lucb_round(counts, state: LucbState, first_arm, second_arm):
+  """(arm, state): one pull of every arm first, then rounds of two steps, the
+  first pulling `first_arm` and keeping `second_arm` in `pending`, the second
+  pulling it."""
+  first = jnp.min(counts) == 0
+  second = state.pending >= 0
+  arm = jnp.where(first, least_sampled(counts),
+                  jnp.where(second, state.pending, first_arm)).astype(jnp.int32)
+  pending = jnp.where(first | second, -1, second_arm).astype(jnp.int32)
+  return arm, state._replace(pending=pending)
 
 
 def lucb_rule(name: str, index: str, rate: str, eps_good: float = 0.0) -> Rule:
@@ -74,10 +87,6 @@ def lucb_rule(name: str, index: str, rate: str, eps_good: float = 0.0) -> Rule:
   index, rate = bounds_lib.check_index(index), bounds_lib.check_rate(rate)
   stop = confidence(index, rate, eps_good)
 
-  def init(num_arms):
-    del num_arms
-    return LucbState(hyper(jnp.nan), jnp.asarray(-1, jnp.int32))
-
   params = (("eps_good", float(eps_good)),) if eps_good else ()
-  return Rule(name, init, lucb_select(index, rate),
+  return Rule(name, lucb_init, lucb_select(index, rate),
               params + (("index", index), ("rate", rate)), stop=stop)
