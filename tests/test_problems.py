@@ -128,11 +128,11 @@ def test_the_warm_pairs_solver_reaches_and_follows_the_optimum():
   and for golden section. A piece of cost 0 (a tie across the top m's edge)
   gives a non-finite point, which the rule does not keep (`jbai.rules.tas_top_m`)."""
   from jbai.oracle.pieces import pairs_warm
-  from jbai.rules.tas_top_m import pairs
+  from jbai.problems.top_m import places
   rng = np.random.default_rng(0)
   for name in ("bernoulli", "weibull"):
     family, mu = families.get(name), jnp.asarray(INSTANCES[name])
-    warm = jax.jit(lambda m, v, g: pairs_warm(family, m, *pairs(m, 2), v, g))
+    warm = jax.jit(lambda m, v, g: pairs_warm(family, m, *places(m, 2), v, g))
     best = jax.jit(lambda m: problems.oracle(problems.top_m(2), family, m).w)
     v, gap, errors = jnp.ones_like(mu), jnp.asarray(1.0), []
     for t in range(110):  # then one reward's move of a mean at about 1000 pulls an arm
@@ -142,7 +142,7 @@ def test_the_warm_pairs_solver_reaches_and_follows_the_optimum():
       errors.append(float(jnp.max(jnp.abs(v / jnp.sum(v) - best(mu)))))
     assert max(errors[9:]) < 5e-3 and np.median(errors[9:]) < 5e-4, (name, errors)
   tied = jnp.asarray([0.6, 0.45, 0.45, 0.2])
-  v, _ = pairs_warm(families.bernoulli(), tied, *pairs(tied, 2), jnp.ones(4), jnp.asarray(1e-3))
+  v, _ = pairs_warm(families.bernoulli(), tied, *places(tied, 2), jnp.ones(4), jnp.asarray(1e-3))
   assert not np.isfinite(np.asarray(v)).all()
 
 

@@ -203,29 +203,105 @@ def pairs_solve(family: Family, means, a, b, stages: Optional[int] = None) -> Pi
                         gap=jax.lax.stop_gradient(a.shape[0] * s / t_star))
 
 
-def pairs_warm(family: Family, means, a, b, v, gap, steps: int = WARM_STEPS):
+def _grid_terms(family: Family, v_in, m_in, v_out, m_out):
+  """`_pair_terms` of every pair (i, j) of an arm inside and one outside: [m, R]
+  (and [m, R, 2])."""
+  args = jnp.broadcast_arrays(v_in[:, None], m_in[:, None], v_out[None, :], m_out[None, :])
+  return _pair_terms(family, *args)
+
+
+def _grid_value(v_in, v_out, slack, s):
+  """F_s from the pairs' slacks c - 1 (+inf outside the domain)."""
+  value = jnp.sum(v_in) + jnp.sum(v_out) - s * jnp.sum(jnp.log(jnp.where(slack > 0, slack, 1.0)))
+  return jnp.where(jnp.all(slack > 0), value, jnp.inf)
+
+
+def _grid_barrier(family: Family, v_in, m_in, v_out, m_out, s):
+  """F_s over the pairs of the grid (+inf outside the domain)."""
+  args = jnp.broadcast_arrays(v_in[:, None], m_in[:, None], v_out[None, :], m_out[None, :])
+  return _grid_value(v_in, v_out, pair_cost(family, *args) - 1.0, s)
+
+
+def _spd_solve(a, r):
+  """a^{-1} r for a small symmetric positive definite a [n, n]: Gauss-Jordan
+  elimination without pivoting, unrolled (elementwise work that XLA fuses; a
+  LAPACK call per lane is slow under vmap on a CPU)."""
+  n = a.shape[-1]
+  for k in range(n):
+    f = jnp.where(jnp.arange(n) == k, 0.0, a[:, k] / a[k, k])
+    a = a - f[:, None] * a[k][None, :]
+    r = r - f * r[k]
+  return r / jnp.diagonal(a)
+
+
+def _grid_newton(family: Family, v_in, m_in, v_out, m_out, s, halvings: int):
+  """One damped Newton step on F_s over the grid of pairs, and its size.
+
+  Each pair's gradient and Hessian touch its two arms only, so the Hessian is
+  [[diag(h_in), B], [B^T, diag(h_out)]] with B [m, R]: the step solves the
+  m x m Schur complement diag(h_in) - B diag(h_out)^{-1} B^T, then the outside
+  arms' part in closed form."""
+  c, grad, slope, curv = _grid_terms(family, v_in, m_in, v_out, m_out)
+  slack = c - 1.0
+  alpha, beta = s / slack ** 2, s / (curv * slack)
+  (k_in, k_out), (d_in, d_out) = jnp.moveaxis(grad, -1, 0), jnp.moveaxis(slope, -1, 0)
+  g_in = 1.0 - s * jnp.sum(k_in / slack, axis=1)
+  g_out = 1.0 - s * jnp.sum(k_out / slack, axis=0)
+  h_in = jnp.sum(alpha * k_in ** 2 + beta * d_in ** 2, axis=1)
+  h_out = jnp.sum(alpha * k_out ** 2 + beta * d_out ** 2, axis=0)
+  cross = alpha * k_in * k_out + beta * d_in * d_out  # [m, R]
+  scaled = cross / h_out
+  schur = jnp.diag(h_in) - jnp.sum(scaled[:, None, :] * cross[None, :, :], axis=-1)
+  x_in = _spd_solve(schur, -g_in + jnp.sum(scaled * g_out, axis=1))
+  x_out = (-g_out - jnp.sum(cross * x_in[:, None], axis=0)) / h_out
+  finite = jnp.all(jnp.isfinite(x_in)) & jnp.all(jnp.isfinite(x_out))
+  x_in, x_out = jnp.where(finite, x_in, 0.0), jnp.where(finite, x_out, 0.0)
+  value = _grid_value(v_in, v_out, slack, s)
+  slope_ = 0.25 * (jnp.dot(g_in, x_in) + jnp.dot(g_out, x_out))
+
+  def accepted(size):  # Armijo's test
+    trial = _grid_barrier(family, v_in + size * x_in, m_in, v_out + size * x_out, m_out, s)
+    return trial <= value + size * slope_
+
+  def halve(state):
+    size, _ = state
+    return 0.5 * size, accepted(0.5 * size)
+
+  # Backtracking one size at a time: under vmap the loop runs while some lane
+  # halves; a step near the barrier point is a full step.
+  one = jnp.ones((), v_in.dtype)
+  size, ok = jax.lax.while_loop(lambda st: ~st[1] & (st[0] > 0.5 ** (halvings - 1)), halve,
+                                (one, accepted(one)))
+  size = jnp.where(ok, size, 0.0)
+  return v_in + size * x_in, v_out + size * x_out, size
+
+
+def pairs_warm(family: Family, means, inside, outside, v, gap, steps: int = WARM_STEPS):
   """Damped Newton steps towards the barrier point of T*(nu) with relative gap
   `gap`, from a previous point, and the gap of the next call: the warm start of
   a rule that tracks w*(nu_hat_t) as the means move (`jbai.rules.tas_top_m`).
-  One instance, no derivatives.
+  The pieces are every pair (i, j) of an arm i of the answer and an arm j
+  outside it (top-m's, the best arm's at m = 1). One instance, no derivatives.
 
   Where min_k c_k(v) < 1 + gap / 10 (the means moved v out of the domain, or
   near its edge) v [K] > 0 is first scaled to min_k c_k(v) = 1 + gap (the pieces
   are 1-homogeneous, so the scaled point is inside the domain whatever the
-  means); then `steps` Newton steps on F_s with s = gap sum(v) / P (the barrier's gap
-  P s / T: `gap` relative), WARM_HALVINGS backtracking halvings each. The gap
-  follows the barrier's path as the solver's stages do, one stage per call: a
-  full last step (the point is near the barrier point) divides it by 10, down
-  to WARM_GAP; a step cut below 1/8 (the means moved, or the answer's pieces
-  changed, too far for this gap) multiplies it by 10, up to 1. From v = 1,
-  gap = 1 (a cold start) w is within about 1e-4 of w*(nu) after a few calls,
-  and it stays within a few 1e-3 of w*(nu_hat_t) along a trial's means.
+  means); then `steps` Newton steps on F_s with s = gap sum(v) / P (the barrier's
+  gap P s / T: `gap` relative), WARM_HALVINGS backtracking halvings each, each
+  solving an m x m system (`_grid_newton`). The gap follows the barrier's path
+  as the solver's stages do, one stage per call: a full last step (the point is
+  near the barrier point) divides it by 10, down to WARM_GAP; a step cut below
+  1/8 (the means moved, or the answer changed, too far for this gap) multiplies
+  it by 10, up to 1. From v = 1, gap = 1 (a cold start) w is within about 1e-4 of
+  w*(nu) after a few calls, and it stays within a few 1e-3 of w*(nu_hat_t) along
+  a trial's means.
 
   Args:
     family: the reward family.
-    means: [K] means, with means[a_k] >= means[b_k] for every piece.
-    a: [P, K] bool, one-hot rows of the pieces' first arms (`rows`).
-    b: [P, K] bool, of their second arms.
+    means: [K] means, each arm inside with a mean >= each arm outside.
+    inside: [m, K] bool, one-hot rows of the answer's arms
+      (`jbai.problems.top_m.places`).
+    outside: [K - m, K] bool, one-hot rows of the other arms.
     v: [K] the previous point (ones for a cold start).
     gap: [] the previous call's returned gap (1 for a cold start).
     steps: Newton steps.
@@ -234,12 +310,18 @@ def pairs_warm(family: Family, means, a, b, v, gap, steps: int = WARM_STEPS):
     (v, gap): the new point [K] (w = v / sum(v); not finite where some piece
     costs 0 at v, a tie across the answer's edge) and the next call's gap [].
   """
-  low = jnp.min(_costs(family, v, means, a, b))
-  v = jnp.where(low < 1.0 + 0.1 * gap, v * ((1.0 + gap) / low), v)
-  s = gap * jnp.sum(v) / a.shape[0]
+  pick = lambda rows_, x: jnp.sum(jnp.where(rows_, x, 0), axis=-1)
+  m_in, m_out = pick(inside, means), pick(outside, means)
+  v_in, v_out = pick(inside, v), pick(outside, v)
+  args = jnp.broadcast_arrays(v_in[:, None], m_in[:, None], v_out[None, :], m_out[None, :])
+  low = jnp.min(pair_cost(family, *args))
+  scale = jnp.where(low < 1.0 + 0.1 * gap, (1.0 + gap) / low, 1.0)
+  v_in, v_out = v_in * scale, v_out * scale
+  s = gap * (jnp.sum(v_in) + jnp.sum(v_out)) / (v_in.shape[0] * v_out.shape[0])
   size = jnp.zeros((), v.dtype)
   for _ in range(steps):
-    v, size = _newton(family, v, means, a, b, s, WARM_HALVINGS)
+    v_in, v_out, size = _grid_newton(family, v_in, m_in, v_out, m_out, s, WARM_HALVINGS)
   gap = jnp.where(size >= 1.0, jnp.maximum(gap / 10.0, WARM_GAP),
                   jnp.where(size < 0.125, jnp.minimum(gap * 10.0, 1.0), gap))
-  return v, gap
+  back = lambda rows_, x: jnp.sum(jnp.where(rows_, x[:, None], 0), axis=0)
+  return back(inside, v_in) + back(outside, v_out), gap

@@ -43,20 +43,12 @@ def _init(num_arms: int) -> TopMTrackingState:
   return TopMTrackingState(jnp.ones(num_arms, jnp.result_type(float)), hyper(1.0))
 
 
-def pairs(means, m: int):
-  """([P, K], [P, K]) bool, P = m (K - m): one-hot rows of the arms (i, j) of the
-  pieces, i in the top m of `means` and j outside it, in `top_m`'s order of its
-  costs (`jbai.oracle.pieces.pairs_warm`'s form)."""
-  top, rest = places(means, m)
-  return jnp.repeat(top, rest.shape[0], axis=0), jnp.tile(rest, (top.shape[0], 1))
-
-
 @cached
 def _select(m: int):
   def select_arm(key, family, arm_stats, state):
     counts, mean = arm_stats.counts, arm_stats.mean
-    a, b = pairs(mean, m)
-    v, gap = pairs_warm(family, mean, a, b, state.v, state.gap.astype(mean.dtype))
+    inside, outside = places(mean, m)
+    v, gap = pairs_warm(family, mean, inside, outside, state.v, state.gap.astype(mean.dtype))
     ok = jnp.all(jnp.isfinite(v) & (v > 0))  # else a tie across the top m's edge
     state = TopMTrackingState(jnp.where(ok, v, state.v).astype(state.v.dtype),
                               jnp.where(ok, gap, state.gap).astype(state.gap.dtype))
