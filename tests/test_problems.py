@@ -325,6 +325,15 @@ def test_lucb_for_the_top_1_is_kl_lucb_with_the_gllr_stop():
   assert (top.answer.sum(-1) == 1).all()
 
 
+@pytest.mark.parametrize("name", ["ebtc-top-m", "lucb-top-m", "tas-top-m"])
+def test_a_top_m_rule_is_checked_against_a_family_at_more_than_m_arms(name):
+  """The command line's check that a rule takes the family traces it at 3 arms,
+  which a rule built for m >= 3 cannot take: it refused `--top 3` for every rule."""
+  from jbai.core.inputs import rule_refusal
+  for m in (1, 3, 4):
+    assert rule_refusal(families.bernoulli(), jbai.rules.get(name, m=m)) is None
+
+
 def test_track_and_stop_for_top_m_keeps_its_allocation_through_a_tie():
   """At a tie across the top m's edge (no w* exists) the rule's state and its
   allocation stay the last ones; elsewhere it tracks the warm solver's point."""
