@@ -113,20 +113,8 @@ def _pair_terms(family: Family, w_a, m_a, w_b, m_b):
   return c, jnp.stack([ka, kb], -1), jnp.stack([da, db], -1), w_a * dda + w_b * ddb
 
 
-def rows(index, num_arms: int):
-  """[P, K] bool one-hot rows of the arms `index` [P]: the pieces' form inside the
-  solvers, which pick an arm's value with a masked sum (exact, and no gather,
-  which is slow under vmap on a CPU)."""
-  return index[:, None] == jnp.arange(num_arms)
-
-
-def _pick(rows_, x):
-  """[P] the values of x [K] at the arms of one-hot rows [P, K]."""
-  return jnp.sum(jnp.where(rows_, x, 0), axis=-1)
-
-
 def _costs(family: Family, v, means, a, b):
-  return pair_cost(family, _pick(a, v), _pick(a, means), _pick(b, v), _pick(b, means))
+  return pair_cost(family, v[a], means[a], v[b], means[b])
 
 
 def _barrier(family: Family, v, means, a, b, s):
@@ -138,29 +126,29 @@ def _barrier(family: Family, v, means, a, b, s):
 
 def _gradient(family: Family, v, means, a, b, s):
   """grad_v F_s and its Hessian [K, K], from the pieces' closed-form derivatives."""
-  c, grad, slope, curv = _pair_terms(family, _pick(a, v), _pick(a, means), _pick(b, v),
-                                     _pick(b, means))
-  e_a, e_b = a.astype(v.dtype), b.astype(v.dtype)
+  c, grad, slope, curv = _pair_terms(family, v[a], means[a], v[b], means[b])
+  onehot = lambda idx: jax.nn.one_hot(idx, v.shape[-1], dtype=v.dtype)  # [P, K]
+  e_a, e_b = onehot(a), onehot(b)
   u = e_a * grad[:, :1] + e_b * grad[:, 1:]    # [P, K] grad c_k
   r = e_a * slope[:, :1] + e_b * slope[:, 1:]  # [P, K], Hessian of c_k = -r r^T / D
   slack = c - 1.0
   g = 1.0 - s * jnp.sum(u / slack[:, None], axis=0)
-  outer = lambda x, coef: jnp.sum(coef[:, None, None] * x[:, :, None] * x[:, None, :], axis=0)
-  h = outer(u, s / slack ** 2) + outer(r, s / (curv * slack))  # sums, not einsum: small
-  return g, h                                                   # products are slow in vmap
+  h = (jnp.einsum("pk,p,pl->kl", u, s / slack ** 2, u)
+       + jnp.einsum("pk,p,pl->kl", r, s / (curv * slack), r))
+  return g, h
 
 
-def _newton(family: Family, v, means, a, b, s, halvings: int = HALVINGS):
+def _newton(family: Family, v, means, a, b, s):
   """One damped Newton step on F_s from a point inside the domain."""
   g, h = _gradient(family, v, means, a, b, s)
   step = -jnp.linalg.solve(h, g)
   step = jnp.where(jnp.all(jnp.isfinite(step)), step, 0.0)
   value = _barrier(family, v, means, a, b, s)
-  sizes = 0.5 ** jnp.arange(halvings, dtype=v.dtype)
+  sizes = 0.5 ** jnp.arange(HALVINGS, dtype=v.dtype)
   trial = jax.vmap(lambda t: _barrier(family, v + t * step, means, a, b, s))(sizes)
   ok = trial <= value + 0.25 * sizes * jnp.dot(g, step)
   first = jnp.argmax(ok)
-  return jnp.where(ok[first], v + sizes[first] * step, v), jnp.where(ok[first], sizes[first], 0.0)
+  return jnp.where(ok[first], v + sizes[first] * step, v)
 
 
 def pairs_solve(family: Family, means, a, b, stages: Optional[int] = None) -> PiecesSolution:
@@ -182,13 +170,12 @@ def pairs_solve(family: Family, means, a, b, stages: Optional[int] = None) -> Pi
   if stages is None:
     stages = STAGES if jnp.finfo(means.dtype).bits >= 64 else STAGES_32
   frozen = jax.lax.stop_gradient(means)
-  a, b = rows(a, means.shape[-1]), rows(b, means.shape[-1])
   ones = jnp.ones_like(frozen)
   v0 = ones * (2.0 / jnp.min(_costs(family, ones, frozen, a, b)))  # c_k(v0) >= 2
 
   def stage(v, i):
     s = jnp.asarray(10.0, v.dtype) ** -i
-    newton = lambda _, u: _newton(family, u, frozen, a, b, s)[0]
+    newton = lambda _, u: _newton(family, u, frozen, a, b, s)
     return jax.lax.fori_loop(0, NEWTON_STEPS, newton, v), None
 
   v, _ = jax.lax.scan(stage, v0, jnp.arange(stages, dtype=v0.dtype))
@@ -200,14 +187,20 @@ def pairs_solve(family: Family, means, a, b, stages: Optional[int] = None) -> Pi
   v = v + (step - jax.lax.stop_gradient(step))  # the value of the loop, implicit derivatives
   t_star = jnp.sum(v)
   return PiecesSolution(w=v / t_star, t_star=t_star,
-                        gap=jax.lax.stop_gradient(a.shape[0] * s / t_star))
+                        gap=jax.lax.stop_gradient(a.shape[-1] * s / t_star))
 
 
-def _grid_terms(family: Family, v_in, m_in, v_out, m_out):
-  """`_pair_terms` of every pair (i, j) of an arm inside and one outside: [m, R]
-  (and [m, R, 2])."""
-  args = jnp.broadcast_arrays(v_in[:, None], m_in[:, None], v_out[None, :], m_out[None, :])
-  return _pair_terms(family, *args)
+def select(rows, values):
+  """[R] the values that one-hot rows [R, K] pick: a masked sum, exact on every
+  platform (a matrix product may round float32 on an accelerator), and no gather
+  (slow under vmap on a CPU)."""
+  return jnp.sum(jnp.where(rows, values[None, :], 0), axis=-1)
+
+
+def _grid(v_in, m_in, v_out, m_out):
+  """The (w_a, m_a, w_b, m_b) of every pair (i, j) of an arm inside [m] and one
+  outside [R], each [m, R]: the arguments of `pair_cost` and `_pair_terms`."""
+  return jnp.broadcast_arrays(v_in[:, None], m_in[:, None], v_out[None, :], m_out[None, :])
 
 
 def _grid_value(v_in, v_out, slack, s):
@@ -218,8 +211,7 @@ def _grid_value(v_in, v_out, slack, s):
 
 def _grid_barrier(family: Family, v_in, m_in, v_out, m_out, s):
   """F_s over the pairs of the grid (+inf outside the domain)."""
-  args = jnp.broadcast_arrays(v_in[:, None], m_in[:, None], v_out[None, :], m_out[None, :])
-  return _grid_value(v_in, v_out, pair_cost(family, *args) - 1.0, s)
+  return _grid_value(v_in, v_out, pair_cost(family, *_grid(v_in, m_in, v_out, m_out)) - 1.0, s)
 
 
 def _spd_solve(a, r):
@@ -241,7 +233,7 @@ def _grid_newton(family: Family, v_in, m_in, v_out, m_out, s, halvings: int):
   [[diag(h_in), B], [B^T, diag(h_out)]] with B [m, R]: the step solves the
   m x m Schur complement diag(h_in) - B diag(h_out)^{-1} B^T, then the outside
   arms' part in closed form."""
-  c, grad, slope, curv = _grid_terms(family, v_in, m_in, v_out, m_out)
+  c, grad, slope, curv = _pair_terms(family, *_grid(v_in, m_in, v_out, m_out))  # [m, R]
   slack = c - 1.0
   alpha, beta = s / slack ** 2, s / (curv * slack)
   (k_in, k_out), (d_in, d_out) = jnp.moveaxis(grad, -1, 0), jnp.moveaxis(slope, -1, 0)
@@ -310,11 +302,9 @@ def pairs_warm(family: Family, means, inside, outside, v, gap, steps: int = WARM
     (v, gap): the new point [K] (w = v / sum(v); not finite where some piece
     costs 0 at v, a tie across the answer's edge) and the next call's gap [].
   """
-  pick = lambda rows_, x: jnp.sum(jnp.where(rows_, x, 0), axis=-1)
-  m_in, m_out = pick(inside, means), pick(outside, means)
-  v_in, v_out = pick(inside, v), pick(outside, v)
-  args = jnp.broadcast_arrays(v_in[:, None], m_in[:, None], v_out[None, :], m_out[None, :])
-  low = jnp.min(pair_cost(family, *args))
+  m_in, m_out = select(inside, means), select(outside, means)
+  v_in, v_out = select(inside, v), select(outside, v)
+  low = jnp.min(pair_cost(family, *_grid(v_in, m_in, v_out, m_out)))
   scale = jnp.where(low < 1.0 + 0.1 * gap, (1.0 + gap) / low, 1.0)
   v_in, v_out = v_in * scale, v_out * scale
   s = gap * (jnp.sum(v_in) + jnp.sum(v_out)) / (v_in.shape[0] * v_out.shape[0])

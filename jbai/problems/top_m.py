@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbai.oracle.pieces import pairs_solve
+from jbai.oracle.pieces import pairs_solve, select
 from jbai.problems.base import Problem
 from jbai.transport import transport_cost
 
@@ -52,12 +52,6 @@ def places(means, m: int):
   rank = ranks(means)
   one_hot = rank[None, :] == jnp.arange(means.shape[-1])[:, None]  # [place, arm]
   return one_hot[:m], one_hot[m:]
-
-
-def select(rows, values):
-  """[R] the values that one-hot rows [R, K] pick: a masked sum, exact on every
-  platform (a matrix product may round float32 on an accelerator)."""
-  return jnp.sum(jnp.where(rows, values[None, :], 0), axis=-1)
 
 
 def top_m(m: int) -> Problem:

@@ -47,7 +47,7 @@ def _select(m: int, index: str, rate: str):
     bound = bounds_lib.one_side(family, index, counts, mean, beta, ~high)  # L in, U out
     weakest = ties.argmin(jnp.where(high, bound, jnp.inf))
     strongest = ties.argmax(jnp.where(high, -jnp.inf, bound))
-    return lucb_round(arm_stats.counts, state, weakest, strongest)
+    return lucb_round(counts, state, weakest, strongest)
 
   return select
 

@@ -164,40 +164,28 @@ def bounds(family: Family, index: str, counts, mean, beta, sides=("lower", "uppe
     sides: the bounds to compute ("lower", "upper"); one left out is returned as
       the edge of Theta (no bisection for it).
   """
-  beta = jnp.asarray(beta, mean.dtype)
-  n = jnp.maximum(counts, 1).astype(mean.dtype)
-  shape = jnp.broadcast_shapes(beta.shape, jnp.shape(mean))
-  m = jnp.broadcast_to(mean, shape)
-  lo = jnp.full(shape, family.lo, mean.dtype)
-  hi = jnp.full(shape, family.hi, mean.dtype)
-  sigma2 = _kl_index(family, index)
-  if sigma2 is not None:
-    width = jnp.sqrt(2.0 * sigma2 * jnp.maximum(beta, 0.0) / n)
-    lo = m - width if "lower" in sides else lo
-    hi = m + width if "upper" in sides else hi
-  else:
-    level = jnp.broadcast_to(jnp.maximum(beta, 0.0) / n, shape)
-    if "lower" in sides:
-      lo = _bisect(family, m, jnp.asarray(family.lo, m.dtype), level)
-    if "upper" in sides:
-      hi = _bisect(family, m, jnp.asarray(family.hi, m.dtype), level)
-  pulled = counts > 0
-  return (jnp.where(pulled, lo, family.lo).astype(mean.dtype),
-          jnp.where(pulled, hi, family.hi).astype(mean.dtype))
+  shape = jnp.broadcast_shapes(jnp.shape(beta), jnp.shape(mean))
+  side = lambda name, upper, edge: (one_side(family, index, counts, mean, beta, upper)
+                                    if name in sides else jnp.full(shape, edge, mean.dtype))
+  return side("lower", False, family.lo), side("upper", True, family.hi)
 
 
 def one_side(family: Family, index: str, counts, mean, beta, upper):
-  """[K] each arm's upper confidence bound where `upper` [K] bool holds, its lower
-  bound elsewhere: `bounds`' values, at one bisection per arm instead of two."""
+  """Each arm's upper confidence bound where `upper` (a bool, or [K] bool) holds and
+  its lower bound elsewhere, broadcast with beta as in `bounds`: one bisection
+  per arm for the KL index (closed form for the sub-Gaussian index and the
+  Gaussian family); an arm never pulled has the edge of Theta."""
   beta = jnp.asarray(beta, mean.dtype)
   n = jnp.maximum(counts, 1).astype(mean.dtype)
-  sigma2 = _kl_index(family, index)
+  shape = jnp.broadcast_shapes(beta.shape, jnp.shape(mean), jnp.shape(upper))
+  m = jnp.broadcast_to(mean, shape)
   end = jnp.where(upper, family.hi, family.lo).astype(mean.dtype)
+  sigma2 = _kl_index(family, index)
   if sigma2 is not None:
     width = jnp.sqrt(2.0 * sigma2 * jnp.maximum(beta, 0.0) / n)
-    bound = jnp.where(upper, mean + width, mean - width)
+    bound = jnp.where(upper, m + width, m - width)
   else:
-    bound = _bisect(family, mean, end, jnp.maximum(beta, 0.0) / n)
+    bound = _bisect(family, m, end, jnp.broadcast_to(jnp.maximum(beta, 0.0) / n, shape))
   return jnp.where(counts > 0, bound, end).astype(mean.dtype)
 
 
