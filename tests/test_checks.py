@@ -134,11 +134,8 @@ def test_a_users_rule_runs_inside_the_callers_jit_over_the_key_or_delta():
   base = jbai.rules.tcb()
   mine = jbai.Rule("mine", base.init, lambda k, f, s, st: base.select(k, f, s, st))
   run = lambda k, rule, d: jbai.rollout(k, GAUSSIAN, GOOD, rule, d, 4, scores=False).tau
-  over_key = jax.jit(lambda k: run(k, mine, 0.1))
-  over_delta = jax.jit(lambda d: run(KEY, mine, d))
-  expected = run(KEY, "tcb", 0.1)
-  np.testing.assert_array_equal(over_key(KEY), expected)
-  np.testing.assert_array_equal(over_delta(0.1), expected)
+  over_key_and_delta = jax.jit(lambda k, d: run(k, mine, d))
+  np.testing.assert_array_equal(over_key_and_delta(KEY, 0.1), run(KEY, "tcb", 0.1))
 
 
 def test_checks_of_traced_instances_name_the_bad_row():

@@ -89,16 +89,14 @@ def test_a_second_process_loads_what_the_first_compiled(tmp_path):
 
 def test_the_command_lines_second_run_loads_its_programs(tmp_path):
   """`jbai run` turns the cache on; a second run compiles nothing, with the same
-  results as a run without the cache."""
+  results as the run that compiled its programs (the cache switched off: below)."""
   cache = str(tmp_path / "cache")
   first = run({caches.ENV_DIR: cache}, body=CLI)
   assert first["dir"] == cache and first["misses"] >= 1
   second = run({caches.ENV_DIR: cache}, body=CLI)
   assert second["misses"] == 0 and second["hits"] >= 1
-  off = run({caches.ENV_OFF: "1"}, body=CLI)
-  assert off["dir"] is None and off["hits"] == 0
   same = lambda r: (r["run"]["mean_tau"], r["run"]["error_rate"], r["run"]["tau_ci95"])
-  assert same(first) == same(second) == same(off)
+  assert same(first) == same(second)
 
 
 def test_the_default_is_per_user(tmp_path):

@@ -90,11 +90,12 @@ def test_a_bad_device_count_on_the_command_line_is_one_line(capsys, monkeypatch,
                                    "$JBAI_DEVICES must be a positive whole number, got 'two'") in err
 
 
-def test_one_two_and_three_cpu_devices_give_the_same_trials(tmp_path):
+def test_one_and_three_cpu_devices_give_the_same_trials(tmp_path):
   """`jbai run --devices N` shards the lanes over N CPU devices: every trial is the
-  same for 1, 2 and 3 devices (float64)."""
+  same for 1 and 3 devices (float64; 3 devices split 30 trials' pool unevenly; two
+  devices: tests/test_engine.py's slow tier)."""
   arrays = {}
-  for n in (1, 2, 3):
+  for n in (1, 3):
     out = tmp_path / f"run{n}.json"
     stdout = _python(
         "import sys, jax; jax.config.update('jax_enable_x64', True)\n"
@@ -104,6 +105,6 @@ def test_one_two_and_three_cpu_devices_give_the_same_trials(tmp_path):
     summary = json.loads(stdout)
     assert summary["trials"] == 30 and summary["devices"] == n
     arrays[n] = np.load(tmp_path / f"run{n}.npz")
-  for n in (2, 3):
+  for n in (3,):
     for field in ("tau", "answer", "counts", "steps"):
       np.testing.assert_array_equal(arrays[n][field], arrays[1][field])

@@ -151,6 +151,19 @@ def test_shrinking_the_pool_for_the_tail_changes_no_result():
   assert shrunk.stats["utilisation"] > fixed.stats["utilisation"]
 
 
+def test_default_pools_are_powers_of_two_and_pools_of_a_few_lanes_stay():
+  """Runs of nearby sizes share one compiled program (4 trials a lane on a CPU, 2
+  on an accelerator, rounded up to a power of two), and a tail's pools are those
+  of smaller runs; a pool of at most SHRINK lanes does not shrink."""
+  cpu = {1: 8, 32: 8, 33: 8, 60: 16, 100: 32, 1000: 256, 10**6: 256}
+  assert {n: pool.default_lanes(n, platform="cpu") for n in cpu} == cpu
+  assert pool.default_lanes(1000, 2, platform="cpu") == 128
+  assert pool.default_lanes(60, platform="gpu") == 32
+  assert pool.default_lanes(10**6, platform="gpu") == 16384
+  sizes = {8: [8], 16: [16, 4], 36: [36, 4], 64: [64, 8], 256: [256, 32, 4]}
+  assert {n: pool.pool_sizes(n) for n in sizes} == sizes
+
+
 def test_moving_the_tail_to_a_smaller_pool_compiles_nothing():
   # The tail's pool is compacted on the host (numpy). With both pools' programs
   # compiled, a run that moves its tail from one to the other compiles nothing

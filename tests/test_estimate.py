@@ -54,10 +54,9 @@ def test_gradients_at_a_fixed_budget_are_exact():
   d_regret = exact_err - gap * slope
   assert abs(g[0] - d_regret) < zq * se[0] and abs(g[1] + d_regret) < zq * se[1]
   # jax.grad of the regret is its gradient, the pathwise part included
-  d = jax.grad(lambda m: jbai.estimate(jax.random.key(7), "gaussian", m, "uniform", None, 64,
-                                       budget=n).regret)(means)
-  small = jbai.estimate(jax.random.key(7), "gaussian", means, "uniform", None, 64, budget=n)
-  np.testing.assert_allclose(d, small.grad_regret["means"], rtol=1e-10)
+  d = jax.grad(lambda m: jbai.estimate(jax.random.key(7), "gaussian", m, "uniform", None,
+                                       20_000, budget=n).regret)(means)
+  np.testing.assert_allclose(d, est.grad_regret["means"], rtol=1e-10)
 
 
 def test_a_run_to_a_budget_is_that_of_jbai_budget_as_a_pure_function():
@@ -172,10 +171,10 @@ def test_cli_grad_prints_gradients_next_to_the_oracle(capsys):
   assert code == 0 and text.count("dE[tau]/dmu") == 4
 
 
+@pytest.mark.slow  # compiles a run to a budget with its scores; the refusals: below
 def test_cli_grad_at_a_budget(capsys):
   """`jbai grad --budget`: P(error) and the simple regret with their gradients per
-  rule and budget (an anytime rule runs once for both budgets); the options of a
-  run that stops are refused in one line."""
+  rule and budget (an anytime rule runs once for both budgets)."""
   from jbai import cli
   code = cli.main(["grad", "--family", "bernoulli", "--means", "0.6,0.4,0.3", "--rule",
                    "uniform", "--budget", "30,60", "--trials", "200", "--json"])
@@ -192,6 +191,10 @@ def test_cli_grad_at_a_budget(capsys):
                    "uniform", "--budget", "30,60", "--trials", "200"])  # the program above
   text = capsys.readouterr().out
   assert code == 0 and text.count("P(error at T)") == 2 and "dP(error)/d (causal)" in text
+
+
+def test_cli_grad_at_a_budget_refuses_the_options_of_a_run_that_stops(capsys):
+  from jbai import cli
   code = cli.main(["grad", "--means", "1,0.5", "--rule", "uniform", "--budget", "20",
                    "--delta", "0.1"])
   err = capsys.readouterr().err

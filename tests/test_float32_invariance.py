@@ -34,17 +34,16 @@ def differing(a, b) -> int:
 
 
 def test_the_issues_bernoulli_trials_do_not_depend_on_the_pool():
-  """TCB on Bernoulli arms, two levels of delta: the default pool (15 lanes, then
-  its tail on 4), 1, 8 and 64 lanes, a small chunk and the means as [1, K] run the
-  same 60 trials (57 of them differed between 15 and 8 lanes when the KL's terms
-  cancelled in float32)."""
+  """TCB on Bernoulli arms, two levels of delta: the default pool (16 lanes, then
+  its tail on 4), 8 lanes and the means as [1, K] run the same 60 trials (57 of
+  them differed between 15 and 8 lanes when the KL's terms cancelled in float32;
+  1 and 64 lanes and two devices: the slow tier, below)."""
   means = INSTANCES["bernoulli"]
   with jax.enable_x64(False):
     run = lambda m=means, **kw: jbai.simulate(jax.random.key(11), "bernoulli", m, "tcb",
                                               [0.1, 0.01], 60, threshold="gk16", **kw)
     base = run()
-    for kw in ({"lanes": 1}, {"lanes": 8}, {"lanes": 64}, {"chunk": 100}):
-      assert differing(run(**kw), base) == 0, kw
+    assert differing(run(lanes=8), base) == 0
     assert differing(run([means]), base) == 0
 
 

@@ -13,6 +13,7 @@ MEANS = np.array([1.0, 0.6, 0.4])
 LOGITS = np.array([0.4, -0.3, 0.1], np.float32)
 
 
+@pytest.mark.slow  # 400 trials of a statistical check; the design's trials: below
 def test_pulls_follow_the_design_proportions():
   """N_i(tau) - w_i tau is a martingale stopped at tau, so by Wald's identities the
   sum over trials of N_i - w_i tau has mean 0 and variance w_i (1 - w_i) sum tau:

@@ -246,14 +246,16 @@ def shrink_after(platform: Optional[str] = None) -> int:
 
 def smaller_pool(n_lanes: int) -> int:
   """The tail's next pool size after n_lanes: SHRINK times fewer lanes, at least
-  MIN_LANES (n_lanes itself when it is no larger)."""
-  return min(n_lanes, max(n_lanes // SHRINK, MIN_LANES))
+  MIN_LANES. A pool of at most SHRINK lanes stays as it is: a step of its few
+  lanes costs about what a step of MIN_LANES does, and each pool is one more
+  compiled loop (in `jbai.rollout`, one more copy of the step in its program)."""
+  return n_lanes if n_lanes <= SHRINK else max(n_lanes // SHRINK, MIN_LANES)
 
 
 def pool_sizes(n_lanes: int) -> list:
   """The pool sizes a run moves through: n_lanes, then SHRINK times fewer each
-  time, down to MIN_LANES (a step of a few lanes costs about as long as one of
-  a single lane: the last, longest trials end on MIN_LANES lanes)."""
+  time, down to SHRINK lanes or fewer (a step of a few lanes costs about as long
+  as one of a single lane: the last, longest trials end on 4 to 8 lanes)."""
   sizes = [n_lanes]
   while smaller_pool(sizes[-1]) < sizes[-1]:
     sizes.append(smaller_pool(sizes[-1]))
@@ -283,8 +285,13 @@ def default_lanes(total: int, n_devices: int = 1, platform: Optional[str] = None
   8,000 trials; the tail moves down to `MIN_LANES` lanes, so a wide pool costs
   little at the end. On an accelerator a step costs about the same for a few
   lanes as for thousands, so the pool is large (2 trials per lane, at most 16384).
+
+  Rounded up to a power of two: runs of nearby sizes share one compiled program
+  (a study's cells, `jbai run` with 1,000 or 2,000 trials), and the tail's pools,
+  SHRINK times smaller, are those of smaller runs. A trial does not depend on the
+  pool it runs on.
   """
   per_device = -(-total // n_devices)
-  if (platform or jax.default_backend()) == "cpu":
-    return int(min(256, max(8, per_device // 4)))
-  return int(min(16384, max(8, per_device // 2)))
+  cpu = (platform or jax.default_backend()) == "cpu"
+  most, per_lane = (256, 4) if cpu else (16384, 2)
+  return int(min(most, 1 << (max(8, per_device // per_lane) - 1).bit_length()))

@@ -319,7 +319,7 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
       devices: each process runs this same call and receives all the results.
     shrink: once every trial has started and at most lanes / SHRINK lanes still
       run, move them to a pool SHRINK times smaller (at least MIN_LANES, down to
-      MIN_LANES lanes in the end), so that the last, longest
+      SHRINK lanes or fewer: `jbai.core.pool.pool_sizes`), so that the last, longest
       trials do not run on a mostly idle pool; on one host, and once the run has
       taken `shrink` times `jbai.core.pool.shrink_after` lane-steps (about as
       long as compiling the smaller pool's program takes, counted in steps so

@@ -23,9 +23,13 @@ By homogeneity the problem is the convex program
 
 which `pairs_solve` solves by a log-barrier method (Boyd & Vandenberghe 2004,
 Chapter 11): Newton's method on F_s(v) = sum_a v_a - s sum_k log(c_k(v) - 1),
-for s shrinking by a factor 10 from 1 to 10^-(STAGES - 1). The minimiser of
-F_s is within P s of T* (P pieces: the barrier's duality gap). Each Newton step
-solves a K x K system, and a backtracking line search keeps every c_k(v) > 1.
+for s shrinking by a factor 10 from t_low to t_low 10^-(STAGES - 1), where
+t_low = 1 / min_k c_k(1) <= T* <= K t_low (the stages are relative to T*: at the
+minimiser of F_s the slacks c_k - 1 are about s / T*, which float32 must still
+resolve whatever the scale of T*). The minimiser of F_s is within P s of T*
+(P pieces: the barrier's duality gap), so within P 10^-(STAGES - 1) relative.
+Each Newton step solves a K x K system, and a backtracking line search keeps
+every c_k(v) > 1.
 Every loop has a fixed number of iterations, so the solver ends under vmap and
 jit.
 
@@ -55,8 +59,8 @@ import jax.numpy as jnp
 from jbai.families.base import Family
 from jbai.transport import golden_section
 
-STAGES = 12       # barrier stages in float64: s = 10^0, ..., 10^-(STAGES - 1)
-STAGES_32 = 6     # in float32, whose Newton systems lose their digits beyond
+STAGES = 12       # barrier stages in float64: s / t_low = 10^0, ..., 10^-(STAGES - 1)
+STAGES_32 = 7     # in float32, whose slacks c_k - 1 (about s / T*) lose their digits beyond
 NEWTON_STEPS = 8  # Newton steps per stage
 HALVINGS = 40     # backtracking: step sizes 1, 1/2, ..., 2^-(HALVINGS - 1)
 WARM_STEPS = 2    # `pairs_warm`: Newton steps per call,
@@ -159,8 +163,8 @@ def pairs_solve(family: Family, means, a, b, stages: Optional[int] = None) -> Pi
     means: [K] means, with means[a_k] > means[b_k] for every piece (differentiable).
     a: [P] int, the first arm of each piece (every arm in some piece).
     b: [P] int, its second arm.
-    stages: barrier stages (s = 10^-(stages - 1) at the last); default STAGES
-      in float64, STAGES_32 in float32 (a gap of about P 1e-5 / T*).
+    stages: barrier stages (s = t_low 10^-(stages - 1) at the last); default
+      STAGES in float64, STAGES_32 in float32 (a relative gap of at most P 1e-6).
 
   Returns:
     A `PiecesSolution`; its w and t_star are differentiable in `means`
@@ -171,15 +175,16 @@ def pairs_solve(family: Family, means, a, b, stages: Optional[int] = None) -> Pi
     stages = STAGES if jnp.finfo(means.dtype).bits >= 64 else STAGES_32
   frozen = jax.lax.stop_gradient(means)
   ones = jnp.ones_like(frozen)
-  v0 = ones * (2.0 / jnp.min(_costs(family, ones, frozen, a, b)))  # c_k(v0) >= 2
+  t_low = 1.0 / jnp.min(_costs(family, ones, frozen, a, b))  # T* in [t_low, K t_low]
+  v0 = ones * (2.0 * t_low)  # c_k(v0) >= 2
 
   def stage(v, i):
-    s = jnp.asarray(10.0, v.dtype) ** -i
+    s = t_low * jnp.asarray(10.0, v.dtype) ** -i
     newton = lambda _, u: _newton(family, u, frozen, a, b, s)
     return jax.lax.fori_loop(0, NEWTON_STEPS, newton, v), None
 
   v, _ = jax.lax.scan(stage, v0, jnp.arange(stages, dtype=v0.dtype))
-  s = jnp.asarray(10.0, v.dtype) ** -(stages - 1)
+  s = t_low * jnp.asarray(10.0, v.dtype) ** -(stages - 1)
   v = jax.lax.stop_gradient(v)
   _, hess = _gradient(family, v, frozen, a, b, s)
   grad, _ = _gradient(family, v, means, a, b, s)
