@@ -121,11 +121,16 @@ def _costs(family: Family, v, means, a, b):
   return pair_cost(family, v[a], means[a], v[b], means[b])
 
 
+def _barrier_value(total, slack, s):
+  """F_s = sum v - s sum_k log(c_k - 1) from sum v and the pieces' slacks c_k - 1
+  (+inf outside the domain, where some slack is not positive)."""
+  value = total - s * jnp.sum(jnp.log(jnp.where(slack > 0, slack, 1.0)))
+  return jnp.where(jnp.all(slack > 0), value, jnp.inf)
+
+
 def _barrier(family: Family, v, means, a, b, s):
   """F_s(v) = sum v - s sum_k log(c_k(v) - 1) (+inf outside c_k(v) > 1)."""
-  slack = _costs(family, v, means, a, b) - 1.0
-  value = jnp.sum(v) - s * jnp.sum(jnp.log(jnp.where(slack > 0, slack, 1.0)))
-  return jnp.where(jnp.all(slack > 0), value, jnp.inf)
+  return _barrier_value(jnp.sum(v), _costs(family, v, means, a, b) - 1.0, s)
 
 
 def _gradient(family: Family, v, means, a, b, s):
@@ -208,15 +213,10 @@ def _grid(v_in, m_in, v_out, m_out):
   return jnp.broadcast_arrays(v_in[:, None], m_in[:, None], v_out[None, :], m_out[None, :])
 
 
-def _grid_value(v_in, v_out, slack, s):
-  """F_s from the pairs' slacks c - 1 (+inf outside the domain)."""
-  value = jnp.sum(v_in) + jnp.sum(v_out) - s * jnp.sum(jnp.log(jnp.where(slack > 0, slack, 1.0)))
-  return jnp.where(jnp.all(slack > 0), value, jnp.inf)
-
-
 def _grid_barrier(family: Family, v_in, m_in, v_out, m_out, s):
   """F_s over the pairs of the grid (+inf outside the domain)."""
-  return _grid_value(v_in, v_out, pair_cost(family, *_grid(v_in, m_in, v_out, m_out)) - 1.0, s)
+  slack = pair_cost(family, *_grid(v_in, m_in, v_out, m_out)) - 1.0
+  return _barrier_value(jnp.sum(v_in) + jnp.sum(v_out), slack, s)
 
 
 def _spd_solve(a, r):
@@ -253,7 +253,7 @@ def _grid_newton(family: Family, v_in, m_in, v_out, m_out, s, halvings: int):
   x_out = (-g_out - jnp.sum(cross * x_in[:, None], axis=0)) / h_out
   finite = jnp.all(jnp.isfinite(x_in)) & jnp.all(jnp.isfinite(x_out))
   x_in, x_out = jnp.where(finite, x_in, 0.0), jnp.where(finite, x_out, 0.0)
-  value = _grid_value(v_in, v_out, slack, s)
+  value = _barrier_value(jnp.sum(v_in) + jnp.sum(v_out), slack, s)
   slope_ = 0.25 * (jnp.dot(g_in, x_in) + jnp.dot(g_out, x_out))
 
   def accepted(size):  # Armijo's test
