@@ -275,6 +275,13 @@ SLOW = (
     "tests/test_study.py::test_a_block_rule_finishes_on_its_own_default_cap",
     "tests/test_study.py::test_the_docs_example_runs_and_pandas_reads_its_tables",
     "tests/test_oracle_float32.py::test_float32_derivatives_near_ties_are_those_of_float64[means0]",
+    # Moved at 321 to 355 s (issue 47): a third and fourth family of checks whose
+    # Gaussian, Bernoulli and Weibull cases stay fast, and one more width of the arg-max.
+    "tests/test_oracle_warm.py::test_fixed_cost_converges_from_a_cold_start[poisson-",
+    "tests/test_oracle_warm.py::test_fixed_cost_converges_from_a_cold_start[exponential-",
+    "tests/test_families.py::test_stat_mean_and_mle_are_consistent[poisson]",
+    "tests/test_eps_good.py::test_bisection_in_float32_agrees_with_float64[poisson]",
+    "tests/test_ties.py::test_argmax_and_argmin_are_jnp_s[104]",
 )
 
 

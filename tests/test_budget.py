@@ -16,6 +16,7 @@ from helpers import uniform_error
 
 KEY = jax.random.key(0)
 BERN = [0.5, 0.45, 0.43, 0.4, 0.3]
+GAUSS = [1.0, 0.9, 0.86, 0.8, 0.6]
 
 
 def test_a_budget_run_has_the_trials_of_simulate():
@@ -23,8 +24,8 @@ def test_a_budget_run_has_the_trials_of_simulate():
   trials of `simulate` capped at T (whose tiny delta never lets them stop), and
   every trial takes exactly T rewards."""
   with jax.enable_x64(False):
-    res = jbai.budget(KEY, "bernoulli", BERN, "tcb", budget=600, n_trials=16)
-    sim = jbai.simulate(KEY, "bernoulli", BERN, "tcb", 1e-300, 16, max_steps=600)
+    res = jbai.budget(KEY, "gaussian", GAUSS, "tcb", budget=600, n_trials=16)
+    sim = jbai.simulate(KEY, "gaussian", GAUSS, "tcb", 1e-300, 16, max_steps=600)
   assert sim.hit_cap.all()
   np.testing.assert_array_equal(res.counts, sim.counts)
   assert (res.counts.sum(-1) == 600).all()

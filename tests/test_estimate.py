@@ -63,7 +63,7 @@ def test_a_run_to_a_budget_is_that_of_jbai_budget_as_a_pure_function():
   """rollout(budget=T, checkpoints=...) records the recommendations of jbai.budget
   (Successive Rejects: its phases end at the checkpoints), under jit; a stopped
   run's options are refused with a budget, and checkpoints without one."""
-  args = (jax.random.key(3), "bernoulli", [0.6, 0.5, 0.3])
+  args = (jax.random.key(3), "gaussian", [0.6, 0.5, 0.3])
   host = jbai.budget(*args, "successive-rejects", 90, 50, checkpoints=[20, 45])
   run = jax.jit(lambda m: jbai.rollout(args[0], args[1], m, "successive-rejects", None, 50,
                                        scores=False, budget=90, checkpoints=[20, 45]))

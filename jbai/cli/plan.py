@@ -260,24 +260,25 @@ def check_combinations(family, rule_names, threshold_names, betas=(None,),
   fixes = []
   if bad_rules:
     order = list(PREFERRED_RULES) + [r for r in RULES if r not in PREFERRED_RULES]
-    good = [r for r in order if r not in bad_rules and
-            not _refused_rules(family, [r], betas, epss, budget, options)]
+    good = (r for r in order if r not in bad_rules and  # checked as far as needed
+            not _refused_rules(family, [r], betas, epss, budget, options))
     fixes.append("--rule " + _replace(rule_names, bad_rules, good))
   if bad_thr:
-    good = [t for t in PREFERRED if t not in bad_thr and
-            not _refused_thresholds(family, [t])]
+    good = (t for t in PREFERRED if t not in bad_thr and
+            not _refused_thresholds(family, [t]))
     fixes.append("--threshold " + _replace(threshold_names, bad_thr, good))
   reasons = list(bad_rules.values()) + list(bad_thr.values())
   raise ValueError("; ".join(reasons) + "; use " + " ".join(fixes))
 
 
 def _replace(names: list, bad: dict, good: list) -> str:
-  """`names` with each bad entry replaced by the first good name not yet used."""
+  """`names` with each bad entry replaced by the first good name not yet used
+  (`good`: an iterable, drawn from only as far as the bad names need)."""
   out = []
-  spare = [g for g in good if g not in names]
+  spare = (g for g in good if g not in names)
   for n in names:
     if n not in bad:
       out.append(n)
-    elif spare:
-      out.append(spare.pop(0))
-  return ",".join(dict.fromkeys(out))
+    else:
+      out.append(next(spare, None))
+  return ",".join(dict.fromkeys(n for n in out if n is not None))
