@@ -61,7 +61,8 @@ def test_every_rules_trials_are_the_same_on_one_lane_and_on_eight(family, rule):
   two lanes: `jbai.core.pool.width`); 8 lanes against 64 and two devices: the
   sitting of docs/design/ties.md, and below. A rule that refuses the family (its
   bounds need sub-Gaussian rewards) is skipped."""
-  refusal = rule_refusal(jbai.families.get(family), jbai.rules.get(rule))
+  refusal = rule_refusal(jbai.families.get(family), jbai.rules.get(rule),
+                         len(INSTANCES[family]))
   if refusal:
     pytest.skip(refusal)
   with jax.enable_x64(False):

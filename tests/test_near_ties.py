@@ -52,7 +52,7 @@ def test_every_rule_at_near_ties(family_name):
         arm, new = jax.jit(jax.vmap(lambda k, s, st: rule.select(k, family, s, st)))(
             keys, stats, state)
       except ValueError:  # the rule refuses the family (sub-Gaussian rules), when traced
-        assert rule_refusal(family, rule) is not None, name
+        assert rule_refusal(family, rule, K) is not None, name
         continue
       arm = np.asarray(arm)
       assert np.all((arm >= 0) & (arm < K)), name

@@ -350,12 +350,13 @@ def test_lucb_for_the_top_1_is_kl_lucb_with_the_gllr_stop():
 
 
 @pytest.mark.parametrize("name", ["ebtc-top-m", "lucb-top-m", "tas-top-m"])
-def test_a_top_m_rule_is_checked_against_a_family_at_more_than_m_arms(name):
-  """The command line's check that a rule takes the family traces it at 3 arms,
-  which a rule built for m >= 3 cannot take: it refused `--top 3` for every rule."""
-  from jbai.core.inputs import rule_refusal
+def test_a_top_m_rule_is_checked_against_a_family_at_the_runs_arms(name):
+  """The command line's check that a rule takes the family traces it at the run's
+  K arms (at 3 arms, a rule built for m >= 3 could not be traced: `--top 3`
+  was refused for every rule)."""
+  from jbai.cli.plan import check_combinations
   for m in (1, 3, 4):
-    assert rule_refusal(families.bernoulli(), jbai.rules.get(name, m=m)) is None
+    check_combinations(families.bernoulli(), [name], ["gk16"], 5, options={"m": m})
 
 
 def test_track_and_stop_for_top_m_keeps_its_allocation_through_a_tie():

@@ -138,6 +138,65 @@ def test_a_listed_instance_has_the_trials_of_simulate_with_the_same_seed():
   np.testing.assert_allclose(mine["t_star"], cells["t_star"], rtol=1e-4)  # float32 oracle
 
 
+def test_a_study_of_the_top_m_has_the_trials_of_simulate_and_the_questions_t_star(tmp_path):
+  """[study] top = 2: the rules that take m are built for it, the trials stop with
+  the top-2 GLLR and are those of `jbai.simulate(problem=top_m(2))` with the same
+  seed; the cells name the question and give its T*, the trials their answer sets."""
+  means = [1.0, 0.8, 0.5, 0.2]
+  spec = {"study": {"seed": 2, "trials": 8, "delta": 0.05, "top": 2},
+          "instances": [{"family": "gaussian", "means": means, "name": "g"}],
+          "rules": [{"name": "ebtc-top-m"}]}
+  assert plan_lib.plan(spec_lib.load(spec))[0][-1]["question"] == {"top": 2}
+  jbai.studies.run(spec, str(tmp_path), progress=False)
+  cells = jbai.studies.read_table(str(tmp_path / "cells.csv"))
+  trials = jbai.studies.read_table(str(tmp_path / "trials.csv"))
+  assert cells.columns[5] == "question" and list(cells["question"]) == ["top-m(m=2)"]
+  problem = jbai.problems.top_m(2)
+  with jax.enable_x64(False):  # the study's dtype, float32
+    res = jbai.simulate(jax.random.key(2), "gaussian", means, jbai.rules.ebtc_top_m(2), 0.05,
+                        8, lanes=jobs_lib.lanes_for(8), problem=problem)
+  assert list(trials["tau"]) == res.tau.tolist()
+  assert list(trials["answer_set"]) == [";".join(map(str, np.flatnonzero(a))) for a in res.answer]
+  np.testing.assert_allclose(cells["t_star"],
+                             float(jbai.problems.oracle(problem, "gaussian", means).t_star),
+                             rtol=1e-9)
+
+
+def test_the_beyond_guides_study_resolves():
+  with open(os.path.join(os.path.dirname(DOC), "beyond.md"), encoding="utf-8") as f:
+    text, = re.findall(r"```toml\n(.*?)```", f.read(), re.S)
+  resolved = spec_lib.load(text)
+  assert len(resolved["instances"]) == 20 and spec_lib.question(resolved["study"]) == {"top": 2}
+  assert [job["question"] for *_, job in plan_lib.plan(resolved)] == [{"top": 2}] * 2
+
+
+@pytest.mark.slow  # the top m's study is in the fast tier
+def test_a_thresholding_study_answers_the_arms_above_its_level(tmp_path):
+  """[study] above = 0.45 on two Bernoulli instances: APT and tas-above built for
+  the level, uniform with the GLLR of the question. Every rule is delta-correct at
+  delta = 0.01: at most 10 wrong sets of 400 a cell (a binomial(400, 0.01) count
+  exceeds 10 with probability 0.002), none at the cap; T* is the closed form
+  sum_a 1 / kl(mu_a, level), and most answer sets are the arms above the level."""
+  spec = {"study": {"seed": 4, "trials": 400, "delta": 0.01, "above": 0.45,
+                    "dtype": "float64"},
+          "instances": [{"family": "bernoulli", "name": "b0", "means": [0.7, 0.55, 0.35, 0.2]},
+                        {"family": "bernoulli", "name": "b1", "means": [0.3, 0.6, 0.5, 0.25]}],
+          "rules": [{"name": "apt"}, {"name": "tas-above"}, {"name": "uniform"}]}
+  jbai.studies.run(spec, str(tmp_path), progress=False)
+  cells = jbai.studies.read_table(str(tmp_path / "cells.csv"))
+  trials = jbai.studies.read_table(str(tmp_path / "trials.csv"))
+  assert set(cells["question"]) == {"above(level=0.45)"} and len(cells) == 6
+  assert (cells["wrong"] <= 10).all() and (cells["at_cap"] == 0).all(), cells
+  for inst in spec["instances"]:
+    mu = np.asarray(inst["means"])
+    kl = mu * np.log(mu / 0.45) + (1 - mu) * np.log((1 - mu) / 0.55)
+    mine = cells[cells["instance"] == inst["name"]]
+    np.testing.assert_allclose(mine["t_star"], np.sum(1 / kl), rtol=1e-9)
+    truth = ";".join(map(str, np.flatnonzero(mu > 0.45)))
+    answers = trials[trials["instance"] == inst["name"]]["answer_set"]
+    assert (answers == truth).mean() >= 0.97
+
+
 def test_an_instance_entry_sets_its_own_trials_and_cap():
   """trials and max_steps of an [[instances]] entry override the study's on every
   instance it gives (a drawn block's too); the other entries keep the study's."""
@@ -264,6 +323,7 @@ def test_gaussian_draws_and_family_params():
 
 LISTED = '[[instances]]\nfamily = "bernoulli"\nmeans = [0.5, 0.4]\n'
 RULE = '[[rules]]\nname = "tcb"\n'
+LISTED3 = '[[instances]]\nfamily = "bernoulli"\nmeans = [0.5, 0.4, 0.2]\n'
 
 BAD = {
     "not TOML": ("[study\n", "not TOML"),
@@ -321,6 +381,27 @@ BAD = {
     "eps_good with a stop that has none": ("[study]\neps_good = 0.1\n" + LISTED +
                                            '[[rules]]\nname = "lucb1"\n',
                                            "rules[0].threshold = 'own'"),
+    "top and above": ("[study]\ntop = 1\nabove = 0.45\n" + LISTED + RULE,
+                      "study.above = 0.45"),
+    "top of zero arms": ("[study]\ntop = 0\n" + LISTED + RULE, "study.top = 0"),
+    "top of every arm": ("[study]\ntop = 2\n" + LISTED + RULE, "instances[0].means"),
+    "a level at a mean": ("[study]\nabove = 0.4\n" + LISTED + RULE, "instances[0].means"),
+    "a level outside Theta": ("[study]\nabove = 1.5\n" + LISTED + RULE, "instances[0].means"),
+    "a best-arm rule asked the top m": ("[study]\ntop = 2\n" + LISTED3 + RULE,
+                                        "rules[0].name = 'tcb'"),
+    "a question with a rule's own stop": ("[study]\ntop = 2\n" + LISTED3 +
+                                          '[[rules]]\nname = "lucb1"\n',
+                                          "rules[0].threshold = 'own'"),
+    "a question in a budget study": ("[study]\nbudget = 100\ntop = 1\n" + LISTED +
+                                     '[[rules]]\nname = "uniform"\n', "study.top = 1"),
+    "a drawn instance with m of its K arms": ("[study]\ntop = 3\n[[instances]]\n"
+                                             'family = "bernoulli"\ndraw = {count = 2, '
+                                             'arms = 3, low = 0.1, high = 0.9}\n' + RULE,
+                                             "instances[0].draw[0]"),
+    "a rule for another question, unasked": (LISTED3 + '[[rules]]\nname = "apt"\n',
+                                              "rules[0].name = 'apt'"),
+    "a question with eps_good": ("[study]\neps_good = 0.1\nabove = 0.45\n" + LISTED + RULE,
+                                 "study.above = 0.45"),
 }
 
 

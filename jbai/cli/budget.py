@@ -73,8 +73,8 @@ def plan_budget(args) -> tuple:
         for a in args.a or [None]:
           rule = make_rule(name, b, e, a=a, **rule_options(args))
           rules.setdefault(repr(rule), (name, rule))
-  check_combinations(family, args.rule, [DEFAULT_RUN["threshold"]], args.beta or [None],
-                     args.eps or [None], budget=True)
+  check_combinations(family, args.rule, [DEFAULT_RUN["threshold"]], len(args.means),
+                     args.beta or [None], args.eps or [None], budget=True)
   names = [n for n, _ in rules.values()]
   budgets = sorted(set(args.budget))
   runs = []

@@ -42,10 +42,11 @@ def checked_deltas(values) -> list:
   return [float(v) if v >= tiny else text for v, text in zip(levels.values, levels.texts)]
 
 
-def rule_refusal(family, rule) -> Optional[str]:
-  """Why `rule` does not apply to `family`, or None (`jbai.core.inputs.rule_refusal`)."""
+def rule_refusal(family, rule, num_arms: int) -> Optional[str]:
+  """Why `rule` does not apply to `family` at `num_arms` arms, or None
+  (`jbai.core.inputs.rule_refusal`)."""
   from jbai.core.inputs import rule_refusal as refusal
-  return refusal(family, rule)
+  return refusal(family, rule, num_arms)
 
 
 class Run(NamedTuple):
@@ -157,7 +158,8 @@ def plan_runs(args, family, problem=None) -> list:
           raise ValueError("--a is the exploration parameter of rules run to a budget "
                            "(ucb-e, ugape-b): give --budget")
         rule_objs.setdefault(repr(rule), (name, rule))
-  check_combinations(family, args.rule, thr_names, betas, epss, options=rule_options(args))
+  check_combinations(family, args.rule, thr_names, len(args.means), betas, epss,
+                     options=rule_options(args))
   names = [n for n, _ in rule_objs.values()]
   runs = []
   for name, rule in rule_objs.values():
@@ -212,16 +214,17 @@ def check_rule_params(args) -> None:
                        f"the rules with {option}: {','.join(takes)}")
 
 
-def _refused_rules(family, rule_names, betas, epss, budget: bool = False,
+def _refused_rules(family, rule_names, betas, epss, num_arms: int, budget: bool = False,
                    options=None) -> dict:
-  """{rule name: why it does not run}: on the family, and (without `budget`) a
-  rule that samples with a fixed budget, which never stops by itself."""
+  """{rule name: why it does not run}: on the family at `num_arms` arms, and
+  (without `budget`) a rule that samples with a fixed budget, which never stops
+  by itself."""
   out = {}
   for name in rule_names:
     for b in betas:
       for e in epss:
         rule = make_rule(name, b, e, **(options or {}))
-        reason = rule_refusal(family, rule)
+        reason = rule_refusal(family, rule, num_arms)
         if reason is None and rule.budget is not None and not budget:
           reason = (f"rule {name!r} samples with a fixed budget and does not stop: run it "
                     "with --budget T")
@@ -240,9 +243,10 @@ def _refused_thresholds(family, threshold_names) -> dict:
   return out
 
 
-def check_combinations(family, rule_names, threshold_names, betas=(None,),
+def check_combinations(family, rule_names, threshold_names, num_arms: int, betas=(None,),
                        epss=(None,), budget: bool = False, options=None) -> None:
-  """Raises ValueError when a rule or a threshold does not apply to the family.
+  """Raises ValueError when a rule or a threshold does not apply to the family
+  (the rules at the run's `num_arms` arms).
 
   The message gives the reasons, then `use --rule ... --threshold ...`: each
   refused name replaced by the first that applies (thresholds: kk, paper, gk16;
@@ -253,7 +257,7 @@ def check_combinations(family, rule_names, threshold_names, betas=(None,),
   """
   from jbai.rules import RULES
   from jbai.thresholds import PREFERRED
-  bad_rules = _refused_rules(family, rule_names, betas, epss, budget, options)
+  bad_rules = _refused_rules(family, rule_names, betas, epss, num_arms, budget, options)
   bad_thr = _refused_thresholds(family, threshold_names)
   if not bad_rules and not bad_thr:
     return
@@ -261,7 +265,7 @@ def check_combinations(family, rule_names, threshold_names, betas=(None,),
   if bad_rules:
     order = list(PREFERRED_RULES) + [r for r in RULES if r not in PREFERRED_RULES]
     good = (r for r in order if r not in bad_rules and  # checked as far as needed
-            not _refused_rules(family, [r], betas, epss, budget, options))
+            not _refused_rules(family, [r], betas, epss, num_arms, budget, options))
     fixes.append("--rule " + _replace(rule_names, bad_rules, good))
   if bad_thr:
     good = (t for t in PREFERRED if t not in bad_thr and

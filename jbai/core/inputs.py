@@ -118,14 +118,13 @@ _RULE_HINT = re.compile(r";\s*use\b.*$")
 
 
 @functools.lru_cache(maxsize=256)
-def rule_refusal(family, rule, num_arms: int = 3) -> Optional[str]:
+def rule_refusal(family, rule, num_arms: int) -> Optional[str]:
   """Why `rule` does not apply to `family` (None when it does), found by tracing
-  its `select` on abstract values at `num_arms` arms (no compilation): a rule
-  refuses a family with a ValueError when it is traced. The rule's own advice is
-  dropped (the caller suggests options checked against the whole command). A
-  rule built for the top m is traced at m + 1 arms or more, as it runs."""
+  its `select` on abstract values at the run's `num_arms` arms (no compilation):
+  a rule refuses a family with a ValueError when it is traced. The rule's own
+  advice is dropped (the caller suggests options checked against the whole
+  command)."""
   from jbai.state import empty_stats
-  num_arms = max(num_arms, dict(rule.params).get("m", 0) + 1)
   try:
     jax.eval_shape(lambda key: rule.select(key, family, empty_stats(family, num_arms),
                                            rule.init(num_arms)), jax.random.key(0))

@@ -88,14 +88,16 @@ def lanes_for(trials: int) -> int:
 def simulate_job(family: str, means, rule: str, rule_params: dict, delta, trials: int,
                  threshold: str, max_steps: int, seed: int, dtype: Optional[str] = None,
                  family_params: Optional[dict] = None,
-                 eps_good: Optional[float] = None) -> dict:
+                 eps_good: Optional[float] = None, question: Optional[dict] = None) -> dict:
   """The job of one `jbai.simulate` call (delta: a list of levels).
 
   `means` [K] asks for the summary per delta; [I, K] (a batch of instances, a
   study's) for the per-trial records (`trial_records`). `dtype` defaults to
   JAX's default float; `family_params` (the family's constructor arguments) is
-  recorded only when given, as is `eps_good` (eps-good answers: the rule built
-  for it where it takes it, the eps-GLLR stop otherwise).
+  recorded only when given, as are `eps_good` (eps-good answers: the rule built
+  for it where it takes it, the eps-GLLR stop otherwise) and `question`
+  ({"top": m} or {"above": level}, `jbai.studies.spec.question`: the rule built
+  for its m or level where it takes it, the question's GLLR stop).
   """
   job = {"kind": "simulate", "family": family, "means": np.asarray(means, float).tolist(),
          "rule": rule, "rule_params": dict(rule_params),
@@ -106,6 +108,8 @@ def simulate_job(family: str, means, rule: str, rule_params: dict, delta, trials
     job["family_params"] = dict(family_params)
   if eps_good is not None:
     job["eps_good"] = float(eps_good)
+  if question is not None:
+    job["question"] = dict(question)
   return job
 
 
@@ -150,14 +154,16 @@ def run_simulate(job: dict, progress, checkpoint=None) -> dict:
   from jbai.families import get as get_family
   from jbai.host.simulate import simulate
   from jbai.rules import get as get_rule
+  from jbai.studies.spec import problem_of, question_params
   means = job["means"]
-  eps = job.get("eps_good")
-  rule_params = {**({} if eps is None else {"eps_good": eps}), **job["rule_params"]}
+  eps, asked = job.get("eps_good"), job.get("question")
+  rule_params = {**question_params({"eps_good": eps, **(asked or {})}), **job["rule_params"]}
   with jax.enable_x64(job["dtype"] == "float64"):
     res = simulate(jax.random.key(job["seed"]),
                    get_family(job["family"], **job.get("family_params", {})), means,
                    get_rule(job["rule"], **rule_params), job["delta"], job["trials"],
                    threshold=job["threshold"], max_steps=job["max_steps"], eps_good=eps,
+                   problem=problem_of(asked),
                    lanes=lanes_for(job["trials"] * (len(means) if np.ndim(means) == 2 else 1)),
                    progress=lambda done, total, *_: progress.update(done, total, "trials"),
                    done=None if checkpoint is None else checkpoint.done(),

@@ -17,7 +17,7 @@ fixed budget (`Rule.budget`) runs once per budget.
 
 from jbai.core.inputs import default_max_steps
 from jbai.studies.jobs import budget_job, simulate_job
-from jbai.studies.spec import eps_params
+from jbai.studies.spec import question, question_params
 
 
 def groups(instances: list) -> list:
@@ -93,7 +93,7 @@ def plan(resolved: dict) -> list:
   study = resolved["study"]
   out = []
   for members, first, means, setting in group_settings(resolved):
-    rule = get(setting["rule"], **{**eps_params(study), **setting["params"]})
+    rule = get(setting["rule"], **{**question_params(study), **setting["params"]})
     own = setting["threshold"] == "own"
     levels = study["delta"]
     split = stops.takes_delta(rule.init(len(first["means"])))
@@ -103,6 +103,6 @@ def plan(resolved: dict) -> list:
                          deltas, first.get("trials", study["trials"]),
                          None if own else setting["threshold"], cap,
                          study["seed"], study["dtype"],
-                         first["family_params"], study.get("eps_good"))
+                         first["family_params"], study.get("eps_good"), question(study))
       out.append((members, setting, deltas, job))
   return out

@@ -5,8 +5,10 @@ The schema (docs/guide/study.md has an example of each part):
   [study]        name, seed, trials (per instance and cell), delta (a level or
                  a list), threshold (a name or a list: gk16, kk, paper),
                  max_steps, dtype ("float32" or "float64"), eps_good,
-                 description; or, for a budget study, budget (a budget or a
-                 list) and checkpoints (log-spaced times recorded besides)
+                 top (the m of the top-m arms) or above (a level: the arms
+                 above it), description; or, for a budget study, budget (a
+                 budget or a list) and checkpoints (log-spaced times recorded
+                 besides)
   [[instances]]  one of
                    means = [...]                      a listed instance
                    draw = {count, arms, low, high}    or {count, arms, mean, sd};
@@ -22,7 +24,10 @@ The schema (docs/guide/study.md has an example of each part):
                  (the rule's own stop) to override the study's
 
 A rule that brings its own stop (LUCB, racing, elimination) runs with it unless
-its entry names a threshold. With [study] budget the study is a budget study
+its entry names a threshold. With top = M or above = LEVEL (as `jbai run --top`
+and `--above`) the study asks that question (`jbai.problems`): its trials stop
+with the question's GLLR against each threshold, answer sets of arms, and T* is
+the question's; the rules that take m or level are built for it. With [study] budget the study is a budget study
 (`jbai.budget`): every trial runs to a budget and the rule's recommendation is
 recorded at checkpoints; a stop's keys (delta, threshold, eps_good, max_steps)
 have no use there and are refused, and a rule whose sampling needs delta is
@@ -49,7 +54,8 @@ from jbai.studies import instances as inst_lib
 
 STUDY_DEFAULTS = {"name": "study", "seed": 0, "trials": 100, "delta": [0.1],
                   "threshold": ["gk16"], "max_steps": None, "dtype": "float32",
-                  "eps_good": None, "description": "", "budget": None, "checkpoints": None}
+                  "eps_good": None, "top": None, "above": None, "description": "",
+                  "budget": None, "checkpoints": None}
 INSTANCE_KEYS = ("name", "family", "family_params", "means", "draw", "preset", "csv",
                  "arms", "alpha", "trials", "max_steps")
 OVERRIDES = ("trials", "max_steps")  # an instance entry's own values of the study's
@@ -58,6 +64,7 @@ DRAW_KEYS = ("count", "arms", "low", "high", "mean", "sd", "min_gap", "seed")
 RULE_KEYS = ("name", "threshold")  # beside the rule's own parameters
 # The keys of a study whose trials stop, which a budget study has no use for.
 STOP_KEYS = ("delta", "threshold", "eps_good", "max_steps")
+QUESTION_KEYS = ("top", "above")  # a question beyond the best arm (`question`)
 NO_STOP = "has no use in a budget study (study.budget), whose trials run to the budget " \
           "without a stop: drop it"
 OWN = "own"  # threshold value: the rule's own stop
@@ -126,6 +133,10 @@ def _study(table: dict) -> dict:
     for key in STOP_KEYS:
       if key in table:
         _fail(f"study.{key}", table[key], NO_STOP)
+    for key in QUESTION_KEYS:
+      if table.get(key) is not None:
+        _fail(f"study.{key}", table[key], "a budget study recommends the best arm; "
+              "ask this question in a study whose trials stop (drop study.budget)")
   s = {**STUDY_DEFAULTS, **table}
   if not isinstance(s["name"], str) or not s["name"].strip():
     _fail("study.name", s["name"], "must be a non-empty string")
@@ -140,6 +151,7 @@ def _study(table: dict) -> dict:
     s["eps_good"] = _num("study.eps_good", s["eps_good"])
     if not 0 <= s["eps_good"] < math.inf:
       _fail("study.eps_good", s["eps_good"], "must be a finite number >= 0")
+  _question(s)
   deltas = _list("study.delta", s["delta"])
   for d in deltas:
     if not 0 < _num("study.delta", d) < 1:
@@ -151,6 +163,39 @@ def _study(table: dict) -> dict:
   s["threshold"] = [_name("study.threshold", t, THRESHOLDS)
                     for t in _list("study.threshold", s["threshold"])]
   return _budget(s)
+
+
+def _question(s: dict) -> None:
+  """Checks [study] top (a whole number >= 1; m < K is checked on each instance)
+  and above (a finite level; Theta and ties on each instance): at most one, and
+  not with eps_good (an eps-good best arm)."""
+  given = [k for k in QUESTION_KEYS if s[k] is not None]
+  if len(given) > 1:
+    _fail("study.above", s["above"], "top and above ask two different questions: give one")
+  if given and s["eps_good"] is not None:
+    _fail(f"study.{given[0]}", s[given[0]], "eps_good asks for an eps-good best arm; "
+          "it does not go with another question: drop one")
+  if s["top"] is not None:
+    s["top"] = _int("study.top", s["top"])
+  if s["above"] is not None:
+    s["above"] = _num("study.above", s["above"])
+
+
+def question(study: dict) -> Optional[dict]:
+  """{"top": m} or {"above": level}: the question of a study beyond the best arm
+  (what its jobs record), or None."""
+  for key in QUESTION_KEYS:
+    if study.get(key) is not None:
+      return {key: study[key]}
+  return None
+
+
+def problem_of(asked: Optional[dict]):
+  """The `jbai.problems.Problem` of `question`'s dict, or None: the best arm."""
+  from jbai import problems
+  if asked is None:
+    return None
+  return problems.top_m(asked["top"]) if "top" in asked else problems.above(asked["above"])
 
 
 def _budget(s: dict) -> dict:
@@ -201,13 +246,21 @@ def _family(where: str, entry: dict, default: Optional[str]):
     _fail(f"{where}.family_params", params, str(e).splitlines()[0])
 
 
-def _check_means(where: str, family, means, dtype: str) -> list:
+def _check_means(where: str, family, means, study: dict) -> list:
+  """The means as floats, checked for the family and the study's question (a
+  unique best arm; with top or above, that question's identifiability) in the
+  study's dtype."""
+  from jbai import problems
   from jbai.families import check_means
   if not isinstance(means, list) or not all(
       isinstance(m, (int, float)) and not isinstance(m, bool) for m in means):
     _fail(where, means, "must be a list of numbers")
   try:
-    check_means(family, means, dtype=np.dtype(dtype))
+    asked = problem_of(question(study))
+    if asked is None:
+      check_means(family, means, dtype=np.dtype(study["dtype"]))
+    else:
+      problems.check(asked, family, means, np.dtype(study["dtype"]))
   except (TypeError, ValueError) as e:
     _fail(where, means, str(e).splitlines()[0])
   return [float(m) for m in means]
@@ -271,11 +324,14 @@ def _instances(entries, study: dict, folder: str) -> list:
     rows = []  # (name, family name, family params, Family, means, source, group)
     if source == "means":
       fam = _family(where, entry, None)
-      means = _check_means(f"{where}.means", fam[2], entry["means"], study["dtype"])
+      means = _check_means(f"{where}.means", fam[2], entry["means"], study)
       rows.append((label or f"instance-{i}", *fam, means, "listed"))
     elif source == "draw":
       fam = _family(where, entry, None)
       table = _draw(f"{where}.draw", entry["draw"], fam[2], study["seed"])
+      if question(study) is not None:  # m < K, and no mean at the level
+        for j, row in enumerate(table):
+          _check_means(f"{where}.draw[{j}]", fam[2], row.tolist(), study)
       group = label or f"draw-{i}"
       rows += [(f"{group}-{j:0{len(str(len(table) - 1))}d}", *fam, row.tolist(), "drawn",
                 group) for j, row in enumerate(table)]
@@ -310,8 +366,7 @@ def _preset(where: str, entry: dict, label, study: dict) -> list:
     if alpha <= 0:
       _fail(f"{where}.alpha", alpha, "must be positive")
     fam = _family(where, entry, "gaussian")
-    means = _check_means(f"{where}.preset", fam[2], inst_lib.alpha_means(arms, alpha),
-                         study["dtype"])
+    means = _check_means(f"{where}.preset", fam[2], inst_lib.alpha_means(arms, alpha), study)
     return [(label or f"alpha-{alpha:g}-K{arms}", *fam, means, "preset")]
   names = inst_lib.PRESET_GROUPS.get(preset, [preset])
   if label is not None and len(names) > 1:
@@ -323,7 +378,7 @@ def _preset(where: str, entry: dict, label, study: dict) -> list:
     if entry.get("family", fam_name) != fam_name:
       _fail(f"{where}.family", entry["family"], f"preset {name!r} is {fam_name}")
     fam = _family(where, entry, fam_name)
-    means = _check_means(f"{where}.preset", fam[2], list(means), study["dtype"])
+    means = _check_means(f"{where}.preset", fam[2], list(means), study)
     rows.append((label or name, *fam, means, "preset"))
   return rows
 
@@ -346,7 +401,7 @@ def _csv(where: str, entry: dict, label, study: dict, folder: str) -> list:
   for j, (name, fam_name, means) in enumerate(table):
     fam = _family(f"{where}.csv[{j}]", {**entry, **({"family": fam_name} if fam_name else {})},
                   None)
-    means = _check_means(f"{where}.csv[{j}]", fam[2], means, study["dtype"])
+    means = _check_means(f"{where}.csv[{j}]", fam[2], means, study)
     rows.append((name or f"{stem}-{j}", *fam, means, "csv"))
   return rows
 
@@ -354,22 +409,27 @@ def _csv(where: str, entry: dict, label, study: dict, folder: str) -> list:
 def _rules(entries, study: dict):
   """Yields (where, entry, name, [(params, Rule)]) of each [[rules]] entry, its
   sweeps expanded (the product of its lists), in spec order."""
-  from jbai.rules import RULES, get
+  from jbai.rules import ALL, get
   if not isinstance(entries, list) or not entries:
     _fail("rules", entries, "give at least one [[rules]] entry")
   for i, entry in enumerate(entries):
     where = f"rules[{i}]"
     if not isinstance(entry, dict):
       _fail(where, entry, "must be a table")
-    name = _name(f"{where}.name", entry.get("name"), RULES)
-    accepted = list(inspect.signature(RULES[name]).parameters)
+    name = _name(f"{where}.name", entry.get("name"), ALL)
+    accepted = inspect.signature(ALL[name]).parameters
     _known(where, entry, RULE_KEYS + tuple(accepted))
+    for key, asked in (("m", "top = M"), ("level", "above = LEVEL")):  # OTHER_QUESTIONS'
+      needed = key in accepted and accepted[key].default is inspect.Parameter.empty
+      if needed and key not in entry and key not in question_params(study):
+        _fail(f"{where}.name", name, f"samples for another question than the best arm, "
+              f"built for its {key}: give [study] {asked}")
     swept = {k: _list(f"{where}.{k}", v) for k, v in entry.items() if k not in RULE_KEYS}
     rules = []
     for values in itertools.product(*swept.values()):
       params = dict(zip(swept, values))
       try:
-        rules.append((params, get(name, **{**eps_params(study), **params})))
+        rules.append((params, get(name, **{**question_params(study), **params})))
       except (TypeError, ValueError) as e:
         _fail(where, params, str(e).splitlines()[0])
     yield where, entry, name, rules
@@ -387,6 +447,7 @@ def _settings(entries, study: dict, instances: list) -> list:
   for inst in instances:
     families.setdefault((inst["family"], repr(sorted(inst["family_params"].items()))),
                         inst)
+  asked = problem_of(question(study))
   out = []
   for where, entry, name, rules in _rules(entries, study):
     thresholds = entry.get("threshold")
@@ -405,6 +466,11 @@ def _settings(entries, study: dict, instances: list) -> list:
           _fail(f"{where}.threshold", t, f"rule {name!r} has no stop of its own; use "
                 f"{list(THRESHOLDS)}")
         stop = own if t == OWN else None
+        if asked is not None:
+          try:
+            stop = stops.with_problem(rule, stop if t == OWN else t, asked)
+          except ValueError as e:
+            _fail(f"{where}.threshold", t, str(e).splitlines()[0])
         if study["eps_good"] is not None:
           from jbai.stops.eps_good import with_eps
           try:
@@ -412,7 +478,7 @@ def _settings(entries, study: dict, instances: list) -> list:
           except ValueError as e:
             _fail(f"{where}.threshold", t, str(e).splitlines()[0])
         for inst in families.values():
-          _check_rule(where, rule, t, inst)
+          _check_rule(where, rule, t, inst, asked)
           _check_slack("study" if study["eps_good"] is not None else where, stop, inst)
         out.append({"rule": name, "params": params, "threshold": t})
   keys = [(s["rule"], repr(sorted(s["params"].items())), s["threshold"]) for s in out]
@@ -463,25 +529,32 @@ def _check_budget_rule(where: str, rule, study: dict, inst: dict) -> None:
           f"K = {num_arms}): {str(e).splitlines()[0]}")
 
 
-def eps_params(study: dict) -> dict:
-  """{"eps_good": eps} for a study of eps-good answers (rules that take it are
-  built for it; `jbai.rules.get` passes it only to those), else {}."""
-  return {} if study.get("eps_good") is None else {"eps_good": study["eps_good"]}
+def question_params(study: dict) -> dict:
+  """The parameters of a study's question that rules are built for (`jbai.rules.get`
+  passes each only to the rules that take it): {"eps_good": eps} for eps-good
+  answers, {"m": m} for the top m, {"level": level} above a level; else {}."""
+  if study.get("eps_good") is not None:
+    return {"eps_good": study["eps_good"]}
+  asked = question(study) or {}
+  return {{"top": "m", "above": "level"}[k]: v for k, v in asked.items()}
 
 
-def _check_rule(where: str, rule, threshold: str, inst: dict) -> None:
-  """Refuses a rule, a threshold or a stop that does not apply to an instance's family."""
+def _check_rule(where: str, rule, threshold: str, inst: dict, asked=None) -> None:
+  """Refuses a rule, a threshold or a stop that does not apply to an instance's
+  family, or a rule that does not sample for the question `asked` (a
+  `jbai.problems.Problem`; None: the best arm)."""
   from jbai import stops
   from jbai.core.inputs import rule_refusal
   from jbai.families import get as get_family
   from jbai.thresholds import get as get_threshold, refusal
   family = get_family(inst["family"], **inst["family_params"])
-  why = rule_refusal(family, rule)
+  why = rule_refusal(family, rule, len(inst["means"]))
   stop = stops.own_stop(rule) if threshold == OWN else get_threshold(threshold)
   if why is None and threshold != OWN:
     why = refusal(stop, family)
   if why is None:
-    why = stops.refusal(stop, rule, family)
+    why = stops.refusal(stop if asked is None else stops.with_problem(rule, threshold, asked),
+                        rule, family)
   if why is None:
     try:
       from jbai.core.inputs import check_rule_arms

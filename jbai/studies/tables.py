@@ -9,6 +9,11 @@ The tables hold only what the trials determine, in spec order, so that a rerun
           E[tau] / (T*(nu) log(1/delta));
   trials  one row per trial: the cell's keys, tau, the answer, correct, at_cap.
 
+A study that asks another question ([study] top or above) has a `question` column
+in its cells (top-m(m=2), above(level=0.5)), and its trials' answers are sets of
+arms: an `answer_set` column, the arms' indices joined by ';' ("" for none), in
+place of `answer`.
+
 A budget study's tables (`budget_tables`) have their own columns:
 
   cells   one row per (instance, rule setting, budget run, checkpoint t): the
@@ -27,6 +32,7 @@ import numpy as np
 from jbai.host.summary import mean_ci, wilson
 from jbai.studies.jobs import result_of
 from jbai.studies.plan import plan
+from jbai.studies.spec import problem_of, question
 
 CELL_COLUMNS = ["instance", "source", "group", "family", "K", "rule", "params", "threshold",
                 "delta", "trials", "mean_tau", "tau_ci_low", "tau_ci_high", "median_tau",
@@ -34,6 +40,8 @@ CELL_COLUMNS = ["instance", "source", "group", "family", "K", "rule", "params", 
                 "t_star_log", "ratio"]
 TRIAL_COLUMNS = ["instance", "rule", "params", "threshold", "delta", "trial", "tau", "answer",
                  "correct", "at_cap"]
+QUESTION_CELL_COLUMNS = CELL_COLUMNS[:5] + ["question"] + CELL_COLUMNS[5:]
+QUESTION_TRIAL_COLUMNS = [("answer_set" if c == "answer" else c) for c in TRIAL_COLUMNS]
 BUDGET_CELL_COLUMNS = ["instance", "source", "group", "family", "K", "rule", "params",
                        "budget", "t", "trials", "error_rate", "error_ci_low", "error_ci_high",
                        "simple_regret", "regret_ci_low", "regret_ci_high"]
@@ -45,7 +53,7 @@ BUDGET_TRIAL_COLUMNS = ["instance", "rule", "params", "budget", "t", "trial", "r
 # trial is NaN, written "nan").
 COLUMN_TYPES = {
     **{c: str for c in ("instance", "source", "group", "family", "rule", "params",
-                        "threshold")},
+                        "threshold", "question", "answer_set")},
     **{c: int for c in ("K", "trials", "wrong", "at_cap", "trial", "tau", "answer",
                         "correct", "budget", "t", "recommendation")},
     **{c: float for c in ("delta", "mean_tau", "tau_ci_low", "tau_ci_high", "median_tau",
@@ -63,6 +71,8 @@ def columns(resolved: dict) -> tuple:
   """(cell columns, trial columns) of a resolved study's tables."""
   if is_budget(resolved):
     return BUDGET_CELL_COLUMNS, BUDGET_TRIAL_COLUMNS
+  if question(resolved["study"]) is not None:
+    return QUESTION_CELL_COLUMNS, QUESTION_TRIAL_COLUMNS
   return CELL_COLUMNS, TRIAL_COLUMNS
 
 
@@ -71,11 +81,13 @@ def params_text(params: dict) -> str:
   return ";".join(f"{k}={v}" for k, v in sorted(params.items()))
 
 
-def t_stars(instances: list, eps_good: Optional[float] = None) -> list:
+def t_stars(instances: list, eps_good: Optional[float] = None, asked=None) -> list:
   """T*(nu) = 1 / Gamma(nu) of every instance, in float64 (one batched exact
   oracle solve per family and K); with eps_good, T*_eps(nu) of eps-good answers
-  (`jbai.oracle.eps_solve`)."""
+  (`jbai.oracle.eps_solve`); with `asked` (a `jbai.problems.Problem`), the T* of
+  that question (`jbai.problems.oracle`)."""
   import jax
+  from jbai import problems
   from jbai.families import get
   from jbai.oracle import eps_solve, exact_solve  # both jit-compiled
   out = [0.0] * len(instances)
@@ -88,7 +100,9 @@ def t_stars(instances: list, eps_good: Optional[float] = None) -> list:
       first = instances[members[0]]
       family = get(first["family"], **first["family_params"])
       table = np.asarray([instances[i]["means"] for i in members], np.float64)
-      if eps_good is None:
+      if asked is not None:
+        gamma = 1.0 / np.asarray(problems.oracle(asked, family, table).t_star, np.float64)
+      elif eps_good is None:
         _, gamma = exact_solve(family, table)
       else:
         gamma = eps_solve(family, table, eps_good).gamma
@@ -147,7 +161,10 @@ def tables(resolved: dict, records: dict, t_star: list = None) -> tuple:
   if is_budget(resolved):
     return budget_tables(resolved, records)
   instances, settings = resolved["instances"], resolved["settings"]
-  t_star = t_stars(instances, resolved["study"].get("eps_good")) if t_star is None else t_star
+  study = resolved["study"]
+  asked = question(study)
+  if t_star is None:
+    t_star = t_stars(instances, study.get("eps_good"), problem_of(asked))
   found = []
   for members, setting, deltas, job in plan(resolved):
     res = result_of(records, job)
@@ -164,13 +181,22 @@ def tables(resolved: dict, records: dict, t_star: list = None) -> tuple:
   for _, i, setting, delta, r in found:
     inst = instances[i]
     correct, cap = r["correct"].astype(bool), r["hit_cap"].astype(bool)
-    cells.append(_cell(inst, setting, delta, t_star[i], r["tau"], correct, cap))
+    cell = _cell(inst, setting, delta, t_star[i], r["tau"], correct, cap)
+    cells.append(cell if asked is None else cell[:5] + [repr(problem_of(asked))] + cell[5:])
     head = [inst["name"], setting["rule"], params_text(setting["params"]),
             setting["threshold"], delta]
     for j in range(len(r["tau"])):
-      trials.append(head + [j, int(r["tau"][j]), int(r["answer"][j]), int(correct[j]),
+      trials.append(head + [j, int(r["tau"][j]), _answer(r["answer"][j]), int(correct[j]),
                             int(cap[j])])
   return cells, trials
+
+
+def _answer(answer: np.ndarray):
+  """A trial's answer as its table writes it: the arm (an int), or a set of arms
+  ([K] 0 or 1) as its indices joined by ';'."""
+  if np.ndim(answer) == 0:
+    return int(answer)
+  return ";".join(str(a) for a in np.flatnonzero(answer))
 
 
 def _budget_cell(inst: dict, setting: dict, horizon: int, t: int, arms: np.ndarray) -> list:
