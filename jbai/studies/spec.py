@@ -27,8 +27,8 @@ A rule that brings its own stop (LUCB, racing, elimination) runs with it unless
 its entry names a threshold. With top = M or above = LEVEL (as `jbai run --top`
 and `--above`) the study asks that question (`jbai.problems`): its trials stop
 with the question's GLLR against each threshold, answer sets of arms, and T* is
-the question's; the rules that take m or level are built for it. With [study] budget the study is a budget study
-(`jbai.budget`): every trial runs to a budget and the rule's recommendation is
+the question's; the rules that take m or level are built for it. With [study]
+budget the study is a budget study (`jbai.budget`): every trial runs to a budget and the rule's recommendation is
 recorded at checkpoints; a stop's keys (delta, threshold, eps_good, max_steps)
 have no use there and are refused, and a rule whose sampling needs delta is
 too. A rule that samples with a fixed budget (Successive Rejects, ...) runs in
@@ -250,17 +250,12 @@ def _check_means(where: str, family, means, study: dict) -> list:
   """The means as floats, checked for the family and the study's question (a
   unique best arm; with top or above, that question's identifiability) in the
   study's dtype."""
-  from jbai import problems
-  from jbai.families import check_means
+  from jbai.core.inputs import check_table
   if not isinstance(means, list) or not all(
       isinstance(m, (int, float)) and not isinstance(m, bool) for m in means):
     _fail(where, means, "must be a list of numbers")
   try:
-    asked = problem_of(question(study))
-    if asked is None:
-      check_means(family, means, dtype=np.dtype(study["dtype"]))
-    else:
-      problems.check(asked, family, means, np.dtype(study["dtype"]))
+    check_table(family, means, np.dtype(study["dtype"]), problem_of(question(study)))
   except (TypeError, ValueError) as e:
     _fail(where, means, str(e).splitlines()[0])
   return [float(m) for m in means]
