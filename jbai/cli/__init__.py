@@ -205,16 +205,24 @@ def main(argv=None) -> int:
   Args:
     argv: the arguments; None (the `jbai` script): sys.argv[1:], and the process
       is the command's own, so that a second Ctrl-C, during the first one's
-      shutdown, also ends it quietly with 130 (`run.quiet_after_first_interrupt`).
+      shutdown, also ends it with 130 and one line, `jbai: interrupted`
+      (`run.quiet_after_first_interrupt`).
   """
+  said = []
+
+  def say_interrupted():  # once, whichever Ctrl-C gets there first
+    if not said:
+      said.append(True)
+      print("jbai: interrupted", file=sys.stderr)
+
   if argv is None:
-    with quiet_after_first_interrupt():
-      return _main(sys.argv[1:])
-  return _main(list(argv))
+    with quiet_after_first_interrupt(say_interrupted):
+      return _main(sys.argv[1:], say_interrupted)
+  return _main(list(argv), say_interrupted)
 
 
-def _main(argv: list) -> int:
-  """`main` on the arguments `argv`."""
+def _main(argv: list, say_interrupted) -> int:
+  """`main` on the arguments `argv`; `say_interrupted` reports a Ctrl-C."""
   from jbai.host.caches import enable_compilation_cache
   enable_compilation_cache()
   parser = build_parser()
@@ -233,7 +241,7 @@ def _main(argv: list) -> int:
   except SystemExit as e:  # --help
     return e.code if isinstance(e.code, int) else 0
   except KeyboardInterrupt:
-    print("jbai: interrupted", file=sys.stderr)
+    say_interrupted()
     return EXIT_INTERRUPTED
   except (ValueError, TypeError) as e:  # bad input: one line, exit 2
     message = str(e).splitlines()[0] if str(e) else repr(e)

@@ -26,11 +26,13 @@ ARRAYS = ("tau", "answer", "correct", "hit_cap", "counts", "steps")
 
 
 @contextlib.contextmanager
-def quiet_after_first_interrupt():
+def quiet_after_first_interrupt(last_words=lambda: None):
   """Ctrl-C in a command-line process whose command runs in the block: the first
   raises KeyboardInterrupt, as Python's own handler does (the command saves what
-  finished and exits with EXIT_INTERRUPTED); a later one inside the block ends the
-  process at once with EXIT_INTERRUPTED, without a traceback, and one after it,
+  finished and exits with EXIT_INTERRUPTED); a later one inside the block calls
+  `last_words` (the command's one line, which the first Ctrl-C may not have
+  reached yet) and ends the process at once with EXIT_INTERRUPTED, without a
+  traceback, and one after it,
   while the process shuts down (JAX's exit handlers), is ignored: the process is
   ending with EXIT_INTERRUPTED anyway. Nothing is lost: every file is written
   whole or not at all, and the finished trials are whole lines of their store.
@@ -45,6 +47,7 @@ def quiet_after_first_interrupt():
     if not pressed:
       pressed.append(True)
       raise KeyboardInterrupt
+    last_words()
     for stream in (sys.stdout, sys.stderr):
       try:
         stream.flush()
