@@ -405,12 +405,93 @@ def test_jbai_run_answers_above_a_level_and_refuses_what_cannot(capsys):
                          "not with stop 'confidence'"),
                         (["--rule", "uniform", "--top", "2", "--eps-good", "0.1"],
                          "does not go with --top"),
-                        (["--rule", "uniform", "--top", "2", "--budget", "100"],
-                         "--top is not available with --budget yet")]:
+                        (["--rule", "tcb", "--top", "2", "--budget", "100"],
+                         "cannot answer top-m(m=2)"),
+                        (["--rule", "apt", "--above", "0.5", "--budget", "100", "--delta",
+                          "0.1"], "--delta belongs to a run that stops")]:
     assert cli.main(["run", "--family", "bernoulli", "--means", "0.7,0.55,0.4,0.25",
                      "--trials", "10", *argv]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and message in err[0], err
+
+
+# ---------------------------------------------------------------- runs to a budget
+
+def test_the_top_1_at_a_budget_is_the_best_arm_run_as_sets():
+  """The empirical top 1 is the empirical best arm (the lowest index among equal
+  means, as `empirical_best`): the same trials give its one-hot sets, the same
+  error and the same regret (mu* - mu_J is the top 1's sum minus the answer's)."""
+  means, key = [1.0, 0.8, 0.5, 0.2], jax.random.key(4)
+  run = lambda **kw: jbai.budget(key, "gaussian", means, "uniform", budget=64, n_trials=16,
+                                 checkpoints=[8, 32], **kw)
+  best, top1 = run(), run(problem=problems.top_m(1))
+  assert top1.recommendation.shape == (16, 3, 4) and top1.recommendation.dtype == bool
+  np.testing.assert_array_equal(top1.recommendation, np.eye(4, dtype=bool)[best.recommendation])
+  np.testing.assert_array_equal(top1.error, best.error)
+  np.testing.assert_allclose(top1.regret, best.regret, rtol=1e-6)
+  assert 0 < best.error[0] and best.error[-1] < best.error[0]
+
+
+def test_thresholding_at_a_budget_scores_its_answer_sets_and_rollout_gives_the_same():
+  name, means, level = "gaussian", [1.0, 0.7, 0.35, 0.1], 0.5
+  problem, key = problems.above(level), jax.random.key(5)
+  res = jbai.budget(key, name, means, jbai.rules.apt(level), budget=200, n_trials=32,
+                    checkpoints=[20, 100], problem=problem)
+  truth = np.asarray(means) > level
+  wrong = (res.recommendation != truth).any(-1)                              # [n, C]
+  np.testing.assert_array_equal(res.error, wrong.mean(0))
+  far = np.where(res.recommendation != truth, np.abs(np.asarray(means) - level), 0).max(-1)
+  np.testing.assert_allclose(res.regret, far.mean(0), rtol=1e-6)
+  assert res.error[-1] < res.error[0] < 1
+  pure = jbai.rollout(key, name, means, jbai.rules.apt(level), None, 32, budget=200,
+                      checkpoints=[20, 100], problem=problem, scores=False)
+  np.testing.assert_array_equal(np.asarray(pure.answer), res.recommendation)
+  np.testing.assert_array_equal(np.asarray(pure.correct), ~wrong)
+  with pytest.raises(ValueError, match="samples for the best arm; it cannot answer"):
+    jbai.budget(key, name, means, "tcb", budget=200, n_trials=4, problem=problem)
+
+
+def test_the_gradients_of_a_question_at_a_budget_are_jax_grads_with_the_regrets_path():
+  """`jax.grad` of the error and of the regret at a budget, for the top 2, are the
+  estimate's fields, and the regret is the top 2's sum minus the answer's."""
+  means, problem = jnp.array([1.0, 0.8, 0.5, 0.2]), problems.top_m(2)
+  est = lambda m: jbai.estimate(jax.random.key(6), "gaussian", m, "uniform", None, 64,
+                                budget=40, problem=problem)
+  e = est(means)
+  np.testing.assert_allclose(jax.grad(lambda m: est(m).error_rate)(means),
+                             e.grad_error_rate["means"], rtol=1e-5, atol=1e-7)
+  np.testing.assert_allclose(jax.grad(lambda m: est(m).regret)(means),
+                             e.grad_regret["means"], rtol=1e-5, atol=1e-7)
+  sets = np.asarray(e.trials.answer)                                     # [n, K]
+  assert sets.sum(-1).tolist() == [2] * 64 and 0 < float(e.error_rate) < 1
+  np.testing.assert_allclose(float(e.regret), np.mean(
+      1.8 - np.where(sets, np.asarray(means), 0).sum(-1)), rtol=1e-5)
+
+
+def test_jbai_run_and_grad_answer_a_question_at_a_budget_and_to_its_stop(capsys):
+  """`jbai run --budget --top 2`'s rows are jbai.budget's; `jbai grad --top 2`
+  reports E[tau] to the question's stop next to its T* log(1/delta) and gradient."""
+  means = [1.0, 0.8, 0.5, 0.2]
+  assert cli.main(["run", "--means", ",".join(map(str, means)), "--top", "2", "--rule",
+                   "uniform", "--budget", "30,60", "--trials", "64", "--seed", "1",
+                   "--json"]) == 0
+  rows = json.loads(capsys.readouterr().out)["rows"]
+  res = jbai.budget(jax.random.key(1), "gaussian", means, "uniform", budget=60, n_trials=64,
+                    checkpoints=[30], problem=problems.top_m(2))
+  assert [r["budget"] for r in rows] == [30, 60]
+  np.testing.assert_allclose([r["error_rate"] for r in rows], res.error, rtol=1e-12)
+  np.testing.assert_allclose([r["simple_regret"] for r in rows], res.regret, rtol=1e-6)
+  assert cli.main(["grad", "--means", ",".join(map(str, means)), "--top", "2", "--rule",
+                   "uniform", "--delta", "0.1", "--trials", "32", "--json"]) == 0
+  (rec,) = [json.loads(capsys.readouterr().out)]
+  assert rec["question"] == "top-m(m=2)" and rec["hit_cap"] == 0
+  problem = problems.top_m(2)
+  with jax.enable_x64(True):
+    t_star = lambda m: problems.oracle(problem, "gaussian", m).t_star
+    x = jnp.asarray(means, jnp.float64)
+    np.testing.assert_allclose(rec["t_star_log"], float(t_star(x)) * np.log(10), rtol=1e-9)
+    np.testing.assert_allclose(rec["grad_t_star_log"], np.asarray(jax.grad(t_star)(x))
+                               * np.log(10), rtol=1e-6, atol=1e-9)
 
 
 HARD_ABOVE = {"bernoulli": ([0.62, 0.55, 0.46, 0.3], 0.5),

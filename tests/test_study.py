@@ -392,8 +392,12 @@ BAD = {
     "a question with a rule's own stop": ("[study]\ntop = 2\n" + LISTED3 +
                                           '[[rules]]\nname = "lucb1"\n',
                                           "rules[0].threshold = 'own'"),
-    "a question in a budget study": ("[study]\nbudget = 100\ntop = 1\n" + LISTED +
-                                     '[[rules]]\nname = "uniform"\n', "study.top = 1"),
+    "a best-arm rule asked the top m at a budget": ("[study]\nbudget = 100\ntop = 1\n" +
+                                                    LISTED + '[[rules]]\nname = "tcb"\n',
+                                                    "rules[0].name = 'tcb'"),
+    "eps_good with a question at a budget": ("[study]\nbudget = 100\ntop = 1\neps_good = 0.1\n"
+                                             + LISTED + '[[rules]]\nname = "uniform"\n',
+                                             "study.eps_good = 0.1"),
     "a drawn instance with m of its K arms": ("[study]\ntop = 3\n[[instances]]\n"
                                              'family = "bernoulli"\ndraw = {count = 2, '
                                              'arms = 3, low = 0.1, high = 0.9}\n' + RULE,

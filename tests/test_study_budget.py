@@ -283,3 +283,51 @@ def test_jbai_study_returns_a_budget_study_cells_with_their_types():
   res = _budget([0.5, 0.4, 0.3], "uniform", 90, [30, 90])
   np.testing.assert_allclose(cells["error_rate"], res.error, rtol=1e-9)
   assert isinstance(cells, pd.DataFrame)
+
+
+# The top 2 at a budget: a listed instance, the rules that sample for it.
+TOP_2 = """
+[study]
+seed = 3
+trials = 8
+budget = 40
+checkpoints = 3
+top = 2
+
+[[instances]]
+name = "mu"
+family = "bernoulli"
+means = [0.6, 0.5, 0.4, 0.3]
+
+[[rules]]
+name = "uniform"
+[[rules]]
+name = "ebtc-top-m"
+"""
+
+
+def test_a_budget_study_of_the_top_m_scores_answer_sets_as_jbai_budget_does(tmp_path):
+  out = tmp_path / "out"
+  assert cli.main(["study", write(tmp_path, TOP_2), "--out", str(out), "--quiet"]) == 0
+  cells = jbai.studies.read_table(str(out / "cells.csv"))
+  assert list(cells.columns) == tables.BUDGET_QUESTION_CELL_COLUMNS
+  assert set(cells["question"]) == {"top-m(m=2)"}
+  for (members, setting, horizon, job) in plan_lib.plan(spec_lib.load(TOP_2)):
+    assert job["question"] == {"top": 2}
+    with jax.enable_x64(False):
+      res = jbai.budget(jax.random.key(3), "bernoulli", job["means"],
+                        jbai.rules.get(setting["rule"], m=2), horizon, 8,
+                        checkpoints=job["checkpoints"], problem=jbai.problems.top_m(2))
+    mine = cells[cells["rule"] == setting["rule"]]
+    np.testing.assert_allclose(mine["error_rate"], res.error[0], rtol=1e-9)
+    np.testing.assert_allclose(mine["simple_regret"], res.regret[0], rtol=1e-6, atol=1e-9)
+  trials = jbai.studies.read_table(str(out / "trials.csv"))
+  assert list(trials.columns) == tables.BUDGET_QUESTION_TRIAL_COLUMNS
+  assert trials["answer_set"].str.count(";").eq(1).all()  # two arms each
+  keys = ["instance", "rule", "params", "budget", "t"]
+  error = 1 - trials.groupby(keys, sort=False)["correct"].mean()
+  np.testing.assert_allclose(error.values, cells["error_rate"].values)
+  for png in out.glob("*.png"):
+    png.unlink()
+  assert cli.main(["plot", str(out)]) == 0
+  assert sorted(p.name for p in out.glob("*.png")) == ["error_over_t.png", "regret_over_t.png"]

@@ -117,6 +117,10 @@ def build_parser() -> argparse.ArgumentParser:
   for add in (add_family_args, add_rule_args, add_run_args, add_grad_args, add_device_args):
     add(p)
   add_budget_args(p, checkpoints=False)
+  add_question_args(p, "{}: E[tau] to its GLLR stop against --threshold, P(error) of a "
+                    "wrong answer set, next to the gradient of its T*(nu) log(1/delta); with "
+                    "--budget, of its empirical answer (rules: {})",
+                    ("ebtc-top-m, uniform", "apt, tas-above, uniform"))
   add_output_args(p, "also write the JSON here")
   p.set_defaults(func=cmd_grad)
 

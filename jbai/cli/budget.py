@@ -21,7 +21,7 @@ import numpy as np
 from jbai.cli import render
 from jbai.cli.args import DEFAULT_RUN
 from jbai.cli.plan import check_combinations, check_rule_params, family_from_args, make_rule
-from jbai.cli.plan import rule_options
+from jbai.cli.plan import problem_of, rule_options
 from jbai.cli.trials import EXIT_INTERRUPTED, TrialLog, checked_outputs, spec_key
 from jbai.host import io
 
@@ -51,19 +51,17 @@ def check_options(args) -> None:
     if getattr(args, name, None) is not None:
       raise ValueError(f"{option} belongs to a run that stops; a run to --budget "
                        f"{','.join(map(str, args.budget))} has no stop: drop {option}")
-  for name in ("top", "above"):
-    if getattr(args, name, None) is not None:
-      raise ValueError(f"a run to --budget answers the best arm; --{name} is not available "
-                       "with --budget yet")
 
 
 def plan_budget(args) -> tuple:
-  """(family, means, [BudgetRun]): the rules of --rule x --beta x --eps x --a, each
-  checked to run to a budget on the family, and the runs that answer every budget."""
-  from jbai.families import check_means
+  """(family, means, [BudgetRun], problem): the rules of --rule x --beta x --eps x
+  --a, each checked to run to a budget on the family for the question (--top M,
+  --above LEVEL; None: the best arm), and the runs that answer every budget."""
   from jbai.core.budget import check_budget, check_rule, checkpoint_times
+  from jbai.core.inputs import check_table
   family = family_from_args(args)
-  check_means(family, args.means)
+  problem = problem_of(args)
+  check_table(family, args.means, problem=problem)
   num_arms = len(args.means)
   check_rule_params(args)
   rules = {}
@@ -74,12 +72,13 @@ def plan_budget(args) -> tuple:
           rule = make_rule(name, b, e, a=a, **rule_options(args))
           rules.setdefault(repr(rule), (name, rule))
   check_combinations(family, args.rule, [DEFAULT_RUN["threshold"]], len(args.means),
-                     args.beta or [None], args.eps or [None], budget=True)
+                     args.beta or [None], args.eps or [None], budget=True,
+                     options=rule_options(args))
   names = [n for n, _ in rules.values()]
   budgets = sorted(set(args.budget))
   runs = []
   for name, rule in rules.values():
-    check_rule(family, rule, num_arms)
+    check_rule(family, rule, num_arms, problem)
     label = name if names.count(name) == 1 else repr(rule)
     for t in budgets:
       check_budget(rule, t, num_arms)
@@ -90,15 +89,17 @@ def plan_budget(args) -> tuple:
       extra = [] if count is None else list(checkpoint_times(horizon, count, num_arms))
       times = [int(t) for t in checkpoint_times(horizon, sorted(set(shown + extra)), num_arms)]
       runs.append(BudgetRun(label, rule, horizon, times, shown))
-  return family, [float(m) for m in args.means], runs
+  return family, [float(m) for m in args.means], runs, problem
 
 
-def run_spec(args, family, means, run: BudgetRun) -> dict:
-  """What identifies a budget run's trials (its name in the TrialLog)."""
+def run_spec(args, family, means, run: BudgetRun, problem=None) -> dict:
+  """What identifies a budget run's trials (its name in the TrialLog); the
+  question only when one is asked, so that best-arm runs keep their names."""
   import jax.numpy as jnp
+  asked = {} if problem is None else {"question": repr(problem)}
   return {"family": repr(family), "means": list(means), "rule": repr(run.rule),
           "budget": run.budget, "checkpoints": run.times, "trials": args.trials,
-          "seed": args.seed, "dtype": str(jnp.zeros(()).dtype)}
+          "seed": args.seed, "dtype": str(jnp.zeros(()).dtype), **asked}
 
 
 def cmd_budget(args) -> int:
@@ -106,10 +107,10 @@ def cmd_budget(args) -> int:
   import jax
   from jbai.host.budget import budget
   paths = checked_outputs(args)
-  family, means, runs = plan_budget(args)
+  family, means, runs, problem = plan_budget(args)
   specs = {}
   for i, run in enumerate(runs):
-    spec = run_spec(args, family, means, run)
+    spec = run_spec(args, family, means, run, problem)
     runs[i] = run._replace(key=spec_key(spec))
     specs[runs[i].key] = spec
   if paths:
@@ -127,7 +128,8 @@ def cmd_budget(args) -> int:
     try:
       res = budget(jax.random.key(args.seed), family, means, run.rule, run.budget,
                    args.trials, checkpoints=run.times, chunk=args.chunk, progress=progress,
-                   on_chunk=log.saver(run.key), **({} if done is None else {"done": done}))
+                   on_chunk=log.saver(run.key), problem=problem,
+                   **({} if done is None else {"done": done}))
     except KeyboardInterrupt:
       progress.close()
       interrupted = True

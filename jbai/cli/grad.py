@@ -120,11 +120,13 @@ def grad_records(res, run, family, means, deltas, wrt: str = "means",
     moments = jax.tree.map(np.asarray, monte_carlo(res, False, estimator=estimator))
     _check_scored(wrt, run.rule, moments["tau"][2])
     grads = {label: (m[2][wrt], m[3][wrt]) for label, m in moments.items()}
-  oracle_grad, t_star_log = t_star_log_gradient(family, means, deltas)
+  asked = getattr(run.threshold, "problem", None)
+  oracle_grad, t_star_log = t_star_log_gradient(family, means, deltas, asked)
   steps = int(np.sum(res.steps)) + int(fd_steps)
   records = []
   for d, delta in enumerate(deltas):
     rec = {"rule": repr(run.rule), "threshold": repr(run.threshold), "delta": delta,
+           **({} if asked is None else {"question": repr(asked)}),
            "trials": int(res.tau.shape[0]), "hit_cap": int(res.hit_cap[:, d].sum()),
            "wrt": wrt, "estimator": estimator, "simulated_steps": steps,
            "t_star_log": float(t_star_log[d]),
@@ -235,11 +237,11 @@ def budget_records(args, wrt: str, estimator: str, h: float) -> list:
   from jbai.cli.budget import check_options, plan_budget
   from jbai.core.estimate import estimate
   check_options(args)
-  family, means, runs = plan_budget(args)
+  family, means, runs, problem = plan_budget(args)
   key = jax.random.key(args.seed)
   records = []
   for run in runs:
-    at = dict(budget=run.budget, checkpoints=run.times)
+    at = dict(budget=run.budget, checkpoints=run.times, problem=problem)
     est = jax.tree.map(np.asarray, estimate(
         key, family, np.asarray(means), run.rule, None, args.trials, **at,
         estimator="score" if estimator in DIFFERENCES else estimator))
@@ -257,6 +259,7 @@ def budget_records(args, wrt: str, estimator: str, h: float) -> list:
       if t not in run.shown:
         continue
       rec = {"rule": repr(run.rule), "label": run.label, "budget": int(t),
+             **({} if problem is None else {"question": repr(problem)}),
              "trials": args.trials, "means": list(means), "wrt": wrt, "estimator": estimator,
              "simulated_steps": steps}
       if estimator in DIFFERENCES:

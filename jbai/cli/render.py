@@ -150,9 +150,19 @@ def print_budget(rows: list, family, means, args) -> None:
   print(f"means       {means}")
   print(f"trials      {args.trials} per rule and budget, seed {args.seed}, the same key for "
         "every rule (common random numbers); no stop: each trial takes the whole budget")
-  print("answer      each rule's recommendation at the budget (the empirical best arm, or "
-        "the best surviving arm); 95% CIs: Wilson for the error rate, normal for the "
-        "simple regret mu* - mu_answer")
+  if getattr(args, "top", None) is not None:
+    answer = (f"the empirical top {args.top} at the budget, an error when it is not the "
+              f"{args.top} best arms; the regret is the {args.top} best means' sum minus "
+              "the answer's")
+  elif getattr(args, "above", None) is not None:
+    answer = (f"the arms whose sample mean is above {args.above} at the budget, an error "
+              "when one arm is on the wrong side; the regret is the largest "
+              f"|mu - {args.above}| of such an arm")
+  else:
+    answer = ("each rule's recommendation at the budget (the empirical best arm, or the "
+              "best surviving arm); the regret is mu* - mu_answer")
+  print(f"answer      {answer}; 95% CIs: Wilson for the error rate, normal for the "
+        "simple regret")
   print()
   head = ["rule", "budget", "error rate (95% CI)", "simple regret (95% CI)", "steps/s"]
   table = []

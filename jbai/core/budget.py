@@ -7,6 +7,7 @@ import numpy as np
 
 from jbai import stops
 from jbai.core import inputs
+from jbai.problems import Problem
 from jbai.rules.base import recommendation
 
 DEFAULT_CHECKPOINTS = 20  # log-spaced checkpoints up to the budget, by default
@@ -36,9 +37,13 @@ def checkpoint_times(budget: int, checkpoints, num_arms: int) -> np.ndarray:
   return np.unique(np.append(np.asarray(times, np.int64), budget))
 
 
-def check_rule(family, rule, num_arms: int) -> None:
+def check_rule(family, rule, num_arms: int, problem=None) -> None:
   """A rule that runs to a budget: one whose sampling needs no delta (a
-  confidence-bound or elimination rule's does), and that applies to the family."""
+  confidence-bound or elimination rule's does), that applies to the family, and
+  that samples for the question (`problem`; None: the best arm)."""
+  why = stops.question_refusal(_asked(problem), rule)
+  if why is not None:
+    raise ValueError(why)
   if stops.takes_delta(rule.init(num_arms)):
     raise ValueError(f"rule {rule.name!r} samples with confidence bounds that depend on "
                      "delta, and a run to a budget has no delta; run a rule that samples "
@@ -60,26 +65,40 @@ def check_budget(rule, budget, num_arms: int) -> int:
   return value
 
 
-def check_run(family, rule, budget, checkpoints, num_arms: int) -> tuple:
+def check_run(family, rule, budget, checkpoints, num_arms: int, problem=None) -> tuple:
   """(T, [C] checkpoints) of a run to a budget, after checking that the rule runs
-  to one on the family (`check_rule`) and the budget (`check_budget`);
-  `checkpoints` as `checkpoint_times` takes them."""
-  check_rule(family, rule, num_arms)
+  to one on the family for the question (`check_rule`) and the budget
+  (`check_budget`); `checkpoints` as `checkpoint_times` takes them."""
+  check_rule(family, rule, num_arms, problem)
   horizon = check_budget(rule, budget, num_arms)
   return horizon, checkpoint_times(horizon, checkpoints, num_arms)
 
 
-def resolve(family, rule, budget, **stop_options) -> tuple:
+def resolve(family, rule, budget, problem=None, **stop_options) -> tuple:
   """(Family, Rule, Stop) of a run to a budget: the stop records the rule's
-  recommendation at the checkpoints (`jbai.stops.budget_stop`). The options of a
-  run that stops (delta, threshold, max_steps, eps_good) must be None: a run to a
-  budget has none of them."""
+  recommendation at the checkpoints, or the empirical answer of a question beyond
+  the best arm (`problem`: `jbai.stops.budget_stop`). The options of a run that
+  stops (delta, threshold, max_steps, eps_good) must be None: a run to a budget
+  has none of them.
+
+  Raises:
+    ValueError: for such an option, or a problem that is not a
+      `jbai.problems.Problem`.
+  """
   given = [name for name, value in stop_options.items() if value is not None]
   if given:
     raise ValueError(f"a run to a budget (budget={budget!r}) has no stop, so no "
                      f"{given[0]}: pass {given[0]}=None")
+  if problem is not None and not isinstance(problem, Problem):
+    raise ValueError(f"problem must be a jbai.problems.Problem (top_m(m), above(level)), "
+                     f"got {problem!r}")
   family, rule = inputs.as_family(family), inputs.as_rule(rule)
-  return family, rule, stops.budget_stop(recommendation(rule))
+  return family, rule, stops.budget_stop(recommendation(rule), _asked(problem))
+
+
+def _asked(problem):
+  """The question of a run, None for the best arm (asked or not)."""
+  return None if problem is None or problem.name == "best-arm" else problem
 
 
 __all__ = ["DEFAULT_CHECKPOINTS", "check_budget", "check_rule", "check_run", "checkpoint_times",

@@ -43,6 +43,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jbai import stops
 from jbai.core import inputs
 from jbai.core.rollout import Rollout, rollout
 from jbai.families.base import check_means
@@ -133,8 +134,9 @@ def _first_order_only_jvp(primals, tangents):
   return jnp.zeros(()), _no_derivative(x) * jnp.sum(dx)
 
 
-def _check(family, rule, threshold, means, n_trials, budget=None):
+def _check(family, rule, threshold, means, n_trials, budget=None, problem=None):
   if budget is None:
+    threshold = stops.with_problem(inputs.as_rule(rule), threshold, problem)
     family, rule, threshold = inputs.resolve(family, rule, threshold)
   else:  # rollout resolves the run to a budget, and refuses a threshold
     family, rule = inputs.as_family(family), inputs.as_rule(rule)
@@ -149,7 +151,7 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
              threshold=None, max_steps=None, *, params: Optional[dict] = None,
              lanes: Optional[int] = None, estimator: str = "causal",
              checks: bool = False, budget: Optional[int] = None,
-             checkpoints=None) -> Estimate:
+             checkpoints=None, problem=None) -> Estimate:
   """E[tau] and P(error) of a BAI algorithm, and their gradients, by simulation.
 
   Pure: runs under the caller's jax.jit and jax.vmap (family, rule, threshold,
@@ -184,6 +186,11 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
       each checkpoint. The regret's gradient in the means adds its pathwise part
       E[e_{a*} - e_J] to the likelihood ratio.
     checkpoints: with `budget`, `rollout`'s (None: T alone, no (C) axis).
+    problem: a question beyond the best arm (`jbai.problems.top_m(m)`,
+      `above(level)`), as `rollout`'s: tau is when its GLLR stops, an error a wrong
+      answer set; with `budget`, the regret is the problem's
+      (`jbai.problems.Problem.regret`), its pathwise part that regret's gradient
+      in the means at the trial's answer. Static.
 
   Returns:
     An `Estimate`.
@@ -197,7 +204,8 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
     >>> g.shape
     (3,)
   """
-  family, rule, threshold, means = _check(family, rule, threshold, means, n_trials, budget)
+  family, rule, threshold, means = _check(family, rule, threshold, means, n_trials, budget,
+                                          problem)
   if estimator not in ESTIMATORS:
     raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
   params = dict(params or {})  # checked by rollout (beta in (0, 1), eps > 0 where concrete)
@@ -205,9 +213,9 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
   trials = rollout(key, family, sg(means), rule, sg(delta) if isinstance(delta, jax.Array)
                    else delta, n_trials, threshold, max_steps,
                    params=jax.tree.map(sg, params), lanes=lanes, scores=True, checks=checks,
-                   budget=budget, checkpoints=checkpoints)
+                   budget=budget, checkpoints=checkpoints, problem=problem)
   scalar = np.ndim(delta) == 0 if budget is None else checkpoints is None
-  regret = None if budget is None else simple_regret(sg(means), trials.answer)
+  regret = None if budget is None else simple_regret(sg(means), trials.answer, problem)
   moments = monte_carlo(trials, scalar_delta=scalar, dtype=means.dtype, estimator=estimator,
                         regret=regret)
   dtype = means.dtype
@@ -241,11 +249,17 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
                   grad_regret=g_reg, grad_regret_se=g_reg_se)
 
 
-def simple_regret(means: jax.Array, answer: jax.Array) -> tuple:
+def simple_regret(means: jax.Array, answer: jax.Array, problem=None) -> tuple:
   """(r, dr): each trial's simple regret r = mu* - mu_J [n, (C)] for its answer J,
   and its derivative in the means e_{a*} - e_J [n, (C), K] (the pathwise part of
   the regret's gradient: a tie for the best arm, where mu* is not differentiable,
-  is refused at the boundary)."""
+  is refused at the boundary). For a question beyond the best arm (`problem`),
+  answer holds [n, (C), K] masks and r is the problem's regret, dr its gradient
+  in the means at each answer."""
+  if problem is not None and problem.name != "best-arm":
+    flat = answer.reshape((-1, answer.shape[-1]))
+    r, dr = jax.vmap(jax.value_and_grad(problem.regret), (None, 0))(means, flat)
+    return r.reshape(answer.shape[:-1]), dr.reshape(answer.shape)
   num_arms = means.shape[-1]
   gaps = jnp.max(means) - means
   one_hot = lambda arm: jax.nn.one_hot(arm, num_arms, dtype=means.dtype)
@@ -445,7 +459,7 @@ def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
                       params: Optional[dict] = None,
                       lanes: Optional[int] = None, extrapolate: bool = False,
                       checks: bool = False, budget: Optional[int] = None,
-                      checkpoints=None) -> Difference:
+                      checkpoints=None, problem=None) -> Difference:
   """Central finite differences of E[tau] and P(error), with common random numbers.
 
   Both points run with the same key, so trial j sees the same random numbers at
@@ -487,11 +501,13 @@ def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
     budget: a run to a fixed budget (`estimate`'s): P(error) and the simple
       regret at each checkpoint.
     checkpoints: with `budget`, `rollout`'s.
+    problem: a question beyond the best arm (`estimate`'s).
 
   Returns:
     A `Difference`.
   """
-  family, rule, threshold, means = _check(family, rule, threshold, means, n_trials, budget)
+  family, rule, threshold, means = _check(family, rule, threshold, means, n_trials, budget,
+                                          problem)
   inputs.check_positive("h", h)  # h = 0 would divide by 0: NaN
   params = inputs.check_params(rule, params)
   if isinstance(wrt, str):
@@ -511,7 +527,7 @@ def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
     m, p = point(step)
     return m, rollout(key, family, m, rule, delta, trials, threshold, max_steps, params=p,
                       lanes=lanes, scores=False, checks=checks, budget=budget,
-                      checkpoints=checkpoints)
+                      checkpoints=checkpoints, problem=problem)
 
   runs = {s * h: run(s * h, n_trials) for s in (1, -1)}
   if extrapolate:
@@ -526,7 +542,7 @@ def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
   tau, tau_se = difference(lambda m, r: r.tau)
   err, err_se = difference(lambda m, r: ~r.correct)
   reg, reg_se = (None, None) if budget is None else difference(
-      lambda m, r: simple_regret(m, r.answer)[0])
+      lambda m, r: simple_regret(m, r.answer, problem)[0])
   steps = sum(jnp.sum(r.steps) for _, r in runs.values())
   return Difference(mean_tau=tau, mean_tau_se=tau_se, error_rate=err, error_rate_se=err_se,
                     simulated_steps=steps, regret=reg, regret_se=reg_se)

@@ -167,7 +167,8 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
       T alone, and no (D) axis.
     problem: a question beyond the best arm (`jbai.problems.top_m(m)`,
       `above(level)`), as in `jbai.simulate`: its GLLR stop, answers as [K] bool
-      masks, correct when they are the instance's answer (static).
+      masks, correct when they are the instance's answer (static). With
+      `budget`, the answer at each checkpoint is the problem's empirical answer.
 
   Returns:
     A `Rollout` of jax arrays.
@@ -182,7 +183,7 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
   # No silent zero derivative of tau, answer or counts (jbai.core.guard).
   means, delta, params = guard.no_pathwise("jbai.rollout", means, delta, params)
   if budget is not None:
-    family, rule, threshold = budget_lib.resolve(family, rule, budget, delta=delta,
+    family, rule, threshold = budget_lib.resolve(family, rule, budget, problem, delta=delta,
                                                  threshold=threshold, max_steps=max_steps,
                                                  eps_good=eps_good)
   else:
@@ -259,7 +260,8 @@ def _checkpoint_levels(family, rule, stop, rule_state, budget, checkpoints, num_
   """The same for a run to a budget: max_steps = T, and a level per checkpoint
   (T alone, and no level axis, without checkpoints); the rule's state holds T."""
   horizon, times = budget_lib.check_run(
-      family, rule, budget, [budget] if checkpoints is None else checkpoints, num_arms)
+      family, rule, budget, [budget] if checkpoints is None else checkpoints, num_arms,
+      stop.problem)
   return (horizon, len(times), stop.init(times, num_arms),
           stops.with_budget(rule_state, horizon), checkpoints is None)
 

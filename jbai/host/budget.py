@@ -28,12 +28,15 @@ class BudgetResult(NamedTuple):
     checkpoints: [C] int, the times t_c at which the recommendation is recorded
       (the last is the budget T).
     recommendation: [..., n, C] int16 (int32 beyond 32,767 arms), the arm the rule
-      answers after t_c rewards.
+      answers after t_c rewards; for a question beyond the best arm, [..., n, C, K]
+      bool, the answer set.
     counts: [..., n, K] the pulls of each arm after T rewards.
     error: [..., C] the fraction of trials whose recommendation is not the best
-      arm, an estimate of P(J_t != a*).
+      arm (not the answer set of the question), an estimate of P(J_t != a*).
     error_ci: [..., C, 2] its Wilson 95% interval.
-    regret: [..., C] the mean simple regret mu* - mu_{J_t}.
+    regret: [..., C] the mean simple regret mu* - mu_{J_t} (a question's
+      `jbai.problems.Problem.regret`: for the top m, the m best means' sum minus
+      the answer's; for thresholding, the largest |mu_a - tau| of a misplaced arm).
     regret_ci: [..., C, 2] its normal 95% interval.
     means: [..., K] the instances.
     stats: run statistics (`jbai.simulate`'s).
@@ -66,7 +69,7 @@ class BudgetResult(NamedTuple):
 def budget(key: jax.Array, family, means, rule, budget: int, n_trials: int,
            checkpoints=None, lanes: Optional[int] = None, chunk: int = 2048,
            progress: Optional[Callable] = None, on_chunk: Optional[Callable] = None,
-           devices=None, done: Optional[dict] = None) -> BudgetResult:
+           devices=None, done: Optional[dict] = None, problem=None) -> BudgetResult:
   """Runs n_trials trials of a rule to a fixed budget T, recording its
   recommendation at checkpoints up to T.
 
@@ -98,6 +101,10 @@ def budget(key: jax.Array, family, means, rule, budget: int, n_trials: int,
     devices: the devices to run on, as `jbai.simulate`'s.
     done: records of finished trials to resume from (`on_chunk`'s), as
       `jbai.simulate`'s.
+    problem: a question beyond the best arm (`jbai.problems.top_m(m)`,
+      `above(level)`): the recommendation at t_c is its empirical answer, the
+      answer of the MLEs after t_c rewards, and an error is a wrong answer set;
+      the rule must sample for it (`uniform`, `apt`, `ebtc-top-m`, ...).
 
   Returns:
     A `BudgetResult`.
@@ -115,11 +122,11 @@ def budget(key: jax.Array, family, means, rule, budget: int, n_trials: int,
   """
   inputs.refuse_traced("jbai.budget", "jbai.rollout", means=means, key=key)
   inputs.check_key(key)
-  family, rule, stop = resolve(family, rule, budget)
-  means_np = inputs.check_table(family, means)
+  family, rule, stop = resolve(family, rule, budget, problem)
+  means_np = inputs.check_table(family, means, problem=stop.problem)
   table = means_np.reshape(-1, means_np.shape[-1])
   n_inst, num_arms = table.shape
-  horizon, times = check_run(family, rule, budget, checkpoints, num_arms)
+  horizon, times = check_run(family, rule, budget, checkpoints, num_arms, stop.problem)
   n_trials = inputs.check_trials(n_trials)
   inputs.check_lanes(lanes)
   inputs.check_count("chunk", chunk, 1)
@@ -130,20 +137,28 @@ def budget(key: jax.Array, family, means, rule, budget: int, n_trials: int,
                         stop.init(times, num_arms), state, len(times), lanes, chunk, devices,
                         None, done, False, progress, on_chunk)
   stats["budget"] = horizon
-  return _result(table, means_np.ndim == 2, n_trials, times, out, stats)
+  return _result(table, means_np.ndim == 2, n_trials, times, out, stats, stop.problem)
 
 
 def _result(table: np.ndarray, batch: bool, n_trials: int, times: np.ndarray, out: dict,
-            stats: dict) -> BudgetResult:
-  """The result from the raw records (answer [I n, C]: the recommendations)."""
+            stats: dict, problem=None) -> BudgetResult:
+  """The result from the raw records (answer [I n, C]: the recommendations; [I n,
+  C, K] masks for a problem's answer sets)."""
   n_inst, num_arms = table.shape
-  answer = np.asarray(out["answer"]).reshape(n_inst, n_trials, len(times))
-  rec = answer.astype(np.int16 if num_arms <= np.iinfo(np.int16).max else np.int32)
-  best = np.argmax(table, axis=-1)
-  gaps = table.max(axis=-1, keepdims=True) - table                         # [I, K]
-  regret = np.take_along_axis(gaps[:, None, :], answer.reshape(n_inst, -1)[:, None, :],
-                              axis=-1).reshape(answer.shape)             # [I, n, C]
-  wrong = answer != best[:, None, None]
+  answer = np.asarray(out["answer"]).reshape((n_inst, n_trials, len(times), -1))
+  if problem is None:
+    answer = answer[..., 0]
+    rec = answer.astype(np.int16 if num_arms <= np.iinfo(np.int16).max else np.int32)
+    gaps = table.max(axis=-1, keepdims=True) - table                       # [I, K]
+    regret = np.take_along_axis(gaps[:, None, :], answer.reshape(n_inst, -1)[:, None, :],
+                                axis=-1).reshape(answer.shape)           # [I, n, C]
+    wrong = answer != np.argmax(table, axis=-1)[:, None, None]
+  else:
+    rec = answer
+    truth = np.asarray(jax.vmap(problem.answer)(table))                  # [I, K]
+    wrong = np.any(answer != truth[:, None, None, :], axis=-1)
+    regret = np.asarray(jax.vmap(jax.vmap(jax.vmap(problem.regret, (None, 0)), (None, 0)))(
+        table, answer))
   error = wrong.mean(axis=1)
   error_ci = np.array([[wilson(int(k), n_trials) for k in row] for row in wrong.sum(axis=1)])
   pairs = [[mean_ci(regret[i, :, c]) for c in range(len(times))] for i in range(n_inst)]

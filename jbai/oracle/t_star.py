@@ -19,12 +19,15 @@ from jbai.families import Family, get
 from jbai.oracle.exact import exact_solve
 
 
-def t_star_gradient(family: Union[Family, str], means: ArrayLike) -> tuple:
+def t_star_gradient(family: Union[Family, str], means: ArrayLike, problem=None) -> tuple:
   """T*(nu) and grad_mu T*(nu) at one instance, in float64.
 
   Args:
     family: a `Family` or a built-in family's name.
     means: [K] arm means with a unique best arm.
+    problem: a question beyond the best arm (`jbai.problems.top_m(m)`,
+      `above(level)`): its T*(nu) (`Problem.solve`), differentiated through its
+      solver; None: the best arm's.
 
   Returns:
     (t_star, grad): T*(nu) = 1 / Gamma(nu) as a float, and its gradient in the
@@ -39,24 +42,27 @@ def t_star_gradient(family: Union[Family, str], means: ArrayLike) -> tuple:
   family = get(family) if isinstance(family, str) else family
   with jax.enable_x64(True):
     means = jnp.asarray(means, jnp.float64)
-    t_star = lambda m: 1.0 / exact_solve(family, m)[1]
+    t_star = ((lambda m: 1.0 / exact_solve(family, m)[1]) if problem is None else
+              (lambda m: problem.solve(family, m)[1]))
     grad = np.asarray(jax.grad(t_star)(means))
     value = float(t_star(means))
   return value, grad
 
 
-def t_star_log_gradient(family: Union[Family, str], means: ArrayLike, deltas) -> tuple:
+def t_star_log_gradient(family: Union[Family, str], means: ArrayLike, deltas,
+                        problem=None) -> tuple:
   """T*(nu) log(1/delta) and its gradient in the means, for each delta.
 
   Args:
     family: a `Family` or a built-in family's name.
     means: [K] arm means with a unique best arm.
     deltas: [D] confidence levels in (0, 1).
+    problem: as `t_star_gradient`'s.
 
   Returns:
     (grad [D, K], value [D]) as numpy arrays: d(T*(nu) log(1/delta)) / d mu_i
     and T*(nu) log(1/delta).
   """
-  value, grad = t_star_gradient(family, means)
+  value, grad = t_star_gradient(family, means, problem)
   logs = np.log(1.0 / np.asarray(deltas, float))
   return logs[:, None] * grad[None], value * logs

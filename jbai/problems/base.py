@@ -15,13 +15,17 @@ functions, built by a factory that closes over its parameters (`jbai.problems.to
   solve(family, means [K]) -> (w [K], t_star [])   the oracle, for one instance
   check(family, means [K] numpy) -> None   raises ValueError where the answer is
       not identifiable (a tie at its edge, a mean at a level)
+  regret(means [K], answer [K] bool) -> []   how far a set answer is from the
+      truth, in units of the means: 0 for the right answer (a run to a budget
+      reports its mean beside P(error); None for the best arm, whose answer is an
+      arm and whose simple regret is mu* - mu_J)
 
 The same `costs` gives the GLLR (weights = counts, means = MLEs: `glr`), a
 sampling rule's empirical costs (weights = proportions) and the oracle
 (T*(nu)^{-1} = max_w min_k c_k(w): `jbai.oracle.pieces`).
 """
 
-from typing import Callable, NamedTuple
+from typing import Callable, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
@@ -37,6 +41,7 @@ class Problem(NamedTuple):
   solve: Callable
   check: Callable
   params: tuple = ()
+  regret: Optional[Callable] = None
 
   def __repr__(self):
     return f"{self.name}({', '.join(f'{k}={v}' for k, v in self.params)})"

@@ -74,4 +74,8 @@ def above(level: float) -> Problem:
       raise ValueError(f"mean {float(at[0])!r} equals the level {level!r} (means "
                        f"{means.tolist()}): whether it is above is not identifiable")
 
-  return Problem(NAME, answer, costs, arms, solve, check, (("level", level),))
+  def regret(means, chosen):  # the farthest misplaced arm's distance to the level
+    wrong = chosen != answer(means)
+    return jnp.max(jnp.where(wrong, jnp.abs(means - level), 0))
+
+  return Problem(NAME, answer, costs, arms, solve, check, (("level", level),), regret)

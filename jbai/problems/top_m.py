@@ -107,4 +107,7 @@ def top_m(m: int) -> Problem:
           f"tie across the top {m} at mean {float(ranked[m])!r} (means {means.tolist()}): "
           f"the {m} best arms must be unique")
 
-  return Problem(NAME, answer, costs, arms, solve, check, (("m", m),))
+  def regret(means, chosen):  # the subset's simple regret: the m best means' sum minus S's
+    return jnp.sum(jnp.where(answer(means), means, 0)) - jnp.sum(jnp.where(chosen, means, 0))
+
+  return Problem(NAME, answer, costs, arms, solve, check, (("m", m),), regret)

@@ -69,8 +69,8 @@ def with_problem(rule, threshold, problem: Optional[Problem], eps_good=None):
   if not isinstance(problem, Problem):
     raise ValueError(f"problem must be a jbai.problems.Problem (top_m(m), above(level)), "
                      f"got {problem!r}")
-  if problem.name == "best-arm":
-    return threshold
+  if problem.name == "best-arm" or (isinstance(threshold, Stop) and threshold.problem == problem):
+    return threshold  # the best arm's threshold, or the problem's stop already
   if eps_good is not None:
     raise ValueError(f"eps_good asks for an eps-good best arm; it cannot go with {problem!r}")
   name = getattr(rule, "name", "?")

@@ -135,19 +135,9 @@ def refusal(stop, rule, family) -> Optional[str]:
   own = own_stop(rule)
   eliminating = own is not None and own.name == "elimination"
   name = stop.name if isinstance(stop, Stop) else "gllr"
-  asked = stop.problem if isinstance(stop, Stop) and stop.problem is not None else None
-  answers = getattr(rule, "answers", ("best-arm",))
-  if (asked.name if asked is not None else "best-arm") not in answers:
-    if asked is None:
-      return (f"rule {rule_name!r} samples for {' or '.join(answers)}, not the best arm: ask "
-              f"its question (--top M or --above LEVEL)")
-    return (f"rule {rule_name!r} samples for the best arm; it cannot answer {asked!r}: use "
-            f"rule 'uniform' or {'apt' if asked.name == 'above' else 'ebtc-top-m'}")
-  built = dict(getattr(rule, "params", ()))
-  for key, value in asked.params if asked is not None else ():
-    if key in built and built[key] != value:  # a rule built for the question's parameters
-      return (f"rule {rule_name!r} was built for {key} = {built[key]!r}, but the run asks "
-              f"{asked!r}: build it with {key}={value!r}")
+  why = question_refusal(stop.problem if isinstance(stop, Stop) else None, rule)
+  if why is not None:
+    return why
   if eliminating and name != "elimination":
     return (f"rule {rule_name!r} eliminates arms and stops when one remains; it cannot "
             f"run with stop {name!r}: use --stop elimination (or --rule lucb1 --stop "
@@ -160,6 +150,26 @@ def refusal(stop, rule, family) -> Optional[str]:
       if subgaussian_variance(family) is None:
         return (f"stop 'confidence' with the sub-Gaussian index needs a bounded or "
                 f"Gaussian family, not {family.name!r}: use index 'kl'")
+  return None
+
+
+def question_refusal(asked, rule) -> Optional[str]:
+  """Why `rule` cannot sample for the question `asked` (a `jbai.problems.Problem`
+  whose answer is a set; None: the best arm), or None: a rule samples for the
+  questions it names (`Rule.answers`), built for the question's parameters."""
+  rule_name = getattr(rule, "name", "?")
+  answers = getattr(rule, "answers", ("best-arm",))
+  if (asked.name if asked is not None else "best-arm") not in answers:
+    if asked is None:
+      return (f"rule {rule_name!r} samples for {' or '.join(answers)}, not the best arm: ask "
+              f"its question (--top M or --above LEVEL)")
+    return (f"rule {rule_name!r} samples for the best arm; it cannot answer {asked!r}: use "
+            f"rule 'uniform' or {'apt' if asked.name == 'above' else 'ebtc-top-m'}")
+  built = dict(getattr(rule, "params", ()))
+  for key, value in asked.params if asked is not None else ():
+    if key in built and built[key] != value:  # a rule built for the question's parameters
+      return (f"rule {rule_name!r} was built for {key} = {built[key]!r}, but the run asks "
+              f"{asked!r}: build it with {key}={value!r}")
   return None
 
 

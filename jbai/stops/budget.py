@@ -35,29 +35,38 @@ BUDGET_FIELD = "budget"  # the rule-state field of a rule that samples with the 
 
 
 @cached
-def budget_stop(recommend) -> Stop:
+def budget_stop(recommend, problem=None) -> Stop:
   """The stop of a run to a budget for a rule that recommends with `recommend`
   (`jbai.rules.base.recommendation(rule)`); its levels are the checkpoints.
+  With a `problem` whose answer is a set (`jbai.problems.top_m(m)`, `above(level)`),
+  the recommendation is that problem's empirical answer, the answer of the MLEs
+  (a [K] bool mask), and `recommend` is not read.
 
   Example:
-    >>> from jbai import rules, stops
+    >>> from jbai import problems, rules, stops
     >>> stops.budget_stop(rules.base.recommendation(rules.tcb()))
     budget()
+    >>> stops.budget_stop(rules.base.recommendation(rules.apt(0.5)), problems.above(0.5))
+    budget(problem=above(level=0.5))
   """
+  asked = problem if problem is not None and problem.name != "best-arm" else None
 
   def init(checkpoints, num_arms):
     del num_arms
     return jnp.asarray(checkpoints, count_dtype())
 
   def test(params, family, arm_stats, rule_state):
-    answer = recommend(family, arm_stats, rule_state).astype(jnp.int32)
     t = jnp.broadcast_to(arm_stats.t, params.shape)
+    if asked is not None:
+      return asked.answer(arm_stats.mle), jnp.zeros((), jnp.int32), t, params - 1
+    answer = recommend(family, arm_stats, rule_state).astype(jnp.int32)
     return answer, answer, t, params - 1  # crossed where t > t_c - 1: t = t_c
 
   def until(params, t):  # the next checkpoint: a block of pulls ends there
     return jnp.min(jnp.where(params > t, params, jnp.max(params)))
 
-  return Stop(NAME, init, test, until=until)
+  return Stop(NAME, init, test, () if asked is None else (("problem", asked),),
+              until=until, problem=asked)
 
 
 def is_budget(stop) -> bool:

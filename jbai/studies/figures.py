@@ -63,6 +63,11 @@ BUDGET_CELL_CHECKS = {
 BUDGET_TRIAL_CHECKS = {"instance": _TEXT, "rule": _TEXT, "params": CELL_CHECKS["params"],
                        "budget": _TIME, "t": _TIME,
                        "recommendation": (lambda v: v >= 0, "an arm, a whole number >= 0")}
+# A budget study's trials that ask another question ([study] top or above).
+_SET = (lambda v: v == "" or all(a.isdigit() for a in v.split(";")),
+        "a set of arms, their indices joined by ';'")
+BUDGET_QUESTION_TRIAL_CHECKS = {**{c: v for c, v in BUDGET_TRIAL_CHECKS.items()
+                                   if c != "recommendation"}, "answer_set": _SET}
 # Columns that only a budget study's cells have: a table with one of them is
 # checked as a budget study's.
 BUDGET_MARKS = ("budget", "simple_regret")
@@ -147,14 +152,17 @@ def _header(path: str) -> list:
 def read_tables(folder: str) -> tuple:
   """(cells, trials): the rows of the two tables of the study saved in `folder`,
   checked (`read_rows`): a budget study's (cells.csv has a column of
-  `BUDGET_MARKS`) against `BUDGET_CELL_CHECKS` and `BUDGET_TRIAL_CHECKS`.
+  `BUDGET_MARKS`) against `BUDGET_CELL_CHECKS` and `BUDGET_TRIAL_CHECKS` (with
+  answer sets, a question's: `BUDGET_QUESTION_TRIAL_CHECKS`).
 
   Raises:
     ValueError: one line naming the file at fault (a missing one: run the study).
   """
   budget = any(c in _header(os.path.join(folder, "cells.csv")) for c in BUDGET_MARKS)
-  cell_checks, trial_checks = ((BUDGET_CELL_CHECKS, BUDGET_TRIAL_CHECKS) if budget else
-                               (CELL_CHECKS, TRIAL_CHECKS))
+  sets = "answer_set" in _header(os.path.join(folder, "trials.csv"))
+  cell_checks, trial_checks = (
+      (BUDGET_CELL_CHECKS, BUDGET_QUESTION_TRIAL_CHECKS if sets else BUDGET_TRIAL_CHECKS)
+      if budget else (CELL_CHECKS, TRIAL_CHECKS))
   out = []
   for name, checks, what in (("cells.csv", cell_checks, "cell"),
                              ("trials.csv", trial_checks, "trial")):

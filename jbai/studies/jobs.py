@@ -177,24 +177,28 @@ def run_simulate(job: dict, progress, checkpoint=None) -> dict:
 
 def budget_job(family: str, means, rule: str, rule_params: dict, budget: int,
                checkpoints, trials: int, seed: int, dtype: Optional[str] = None,
-               family_params: Optional[dict] = None) -> dict:
+               family_params: Optional[dict] = None, question: Optional[dict] = None) -> dict:
   """The job of one `jbai.budget` call: `trials` trials of each instance of
   `means` [I, K] run to `budget` rewards, the recommendation recorded at each of
   `checkpoints` (a list of times, the budget last). `dtype` defaults to JAX's
-  default float; `family_params` is recorded only when given."""
+  default float; `family_params` and `question` ({"top": m} or {"above": level}:
+  the question's empirical answer recorded, the rule built for its m or level)
+  are recorded only when given."""
   job = {"kind": "budget", "family": family, "means": np.asarray(means, float).tolist(),
          "rule": rule, "rule_params": dict(rule_params), "budget": int(budget),
          "checkpoints": [int(t) for t in checkpoints], "trials": int(trials),
          "seed": int(seed), "dtype": dtype or dtype_name()}
   if family_params:
     job["family_params"] = dict(family_params)
+  if question is not None:
+    job["question"] = dict(question)
   return job
 
 
 def run_budget(job: dict, progress, checkpoint=None) -> dict:
   """Runs a "budget" job: the recommendation of every trial at every checkpoint,
-  {"records": {"recommendation": [I, n, C] nested lists of ints}, "checkpoints":
-  [C], "trials": n, ...}.
+  {"records": {"recommendation": [I, n, C] nested lists of ints ([I, n, C, K] of 0
+  or 1, the answer sets, for a question)}, "checkpoints": [C], "trials": n, ...}.
 
   `checkpoint` (`jbai.studies.store.Checkpoint`), when given, keeps the trials
   finished so far, so that an interrupted job resumes where it stopped.
@@ -203,15 +207,19 @@ def run_budget(job: dict, progress, checkpoint=None) -> dict:
   from jbai.families import get as get_family
   from jbai.host.budget import budget
   from jbai.rules import get as get_rule
+  from jbai.studies.spec import problem_of, question_params
+  asked = job.get("question")
+  rule_params = {**question_params(asked or {}), **job["rule_params"]}
   means = np.atleast_2d(np.asarray(job["means"], float))  # a batch: [I, n, C] records
   with jax.enable_x64(job["dtype"] == "float64"):
     res = budget(jax.random.key(job["seed"]),
                  get_family(job["family"], **job.get("family_params", {})), means,
-                 get_rule(job["rule"], **job["rule_params"]), job["budget"], job["trials"],
+                 get_rule(job["rule"], **rule_params), job["budget"], job["trials"],
                  checkpoints=job["checkpoints"], lanes=lanes_for(job["trials"] * len(means)),
                  progress=lambda done, total, *_: progress.update(done, total, "trials"),
                  done=None if checkpoint is None else checkpoint.done(),
-                 on_chunk=None if checkpoint is None else checkpoint.save)
+                 on_chunk=None if checkpoint is None else checkpoint.save,
+                 problem=problem_of(asked))
   return {"records": {"recommendation": np.asarray(res.recommendation, np.int64).tolist()},
           "checkpoints": [int(t) for t in res.checkpoints], "trials": int(job["trials"]),
           "wall_seconds": res.stats.get("wall_seconds"),

@@ -72,13 +72,13 @@ def budget_plan(resolved: dict) -> list:
   study = resolved["study"]
   out = []
   for members, first, means, setting in group_settings(resolved):
-    rule = get(setting["rule"], **setting["params"])
+    rule = get(setting["rule"], **{**question_params(study), **setting["params"]})
     with jax.enable_x64(study["dtype"] == "float64"):  # the counts of its checkpoints
       runs = budget_runs(rule, study["budget"], study["checkpoints"], len(first["means"]))
     for horizon, times in runs:
       job = budget_job(first["family"], means, setting["rule"], setting["params"],
                        horizon, times, first.get("trials", study["trials"]), study["seed"],
-                       study["dtype"], first["family_params"])
+                       study["dtype"], first["family_params"], question(study))
       out.append((members, setting, horizon, job))
   return out
 

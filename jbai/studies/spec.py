@@ -133,10 +133,6 @@ def _study(table: dict) -> dict:
     for key in STOP_KEYS:
       if key in table:
         _fail(f"study.{key}", table[key], NO_STOP)
-    for key in QUESTION_KEYS:
-      if table.get(key) is not None:
-        _fail(f"study.{key}", table[key], "a budget study recommends the best arm; "
-              "ask this question in a study whose trials stop (drop study.budget)")
   s = {**STUDY_DEFAULTS, **table}
   if not isinstance(s["name"], str) or not s["name"].strip():
     _fail("study.name", s["name"], "must be a non-empty string")
@@ -509,14 +505,14 @@ def _check_budget_rule(where: str, rule, study: dict, inst: dict) -> None:
   """Refuses a rule that cannot run to each budget of a study on an instance's
   family and number of arms (`jbai.core.budget.check_rule`, `check_budget`): one
   whose sampling needs delta, that refuses the family, or whose smallest budget
-  (or K) is above one of the study's."""
+  (or K) is above one of the study's, or that does not sample for its question."""
   import jax
   from jbai.families import get as get_family
   from jbai.core.budget import check_budget, check_rule
   family, num_arms = get_family(inst["family"], **inst["family_params"]), len(inst["means"])
   try:
     with jax.enable_x64(study["dtype"] == "float64"):  # the counts the trials run with
-      check_rule(family, rule, num_arms)
+      check_rule(family, rule, num_arms, problem_of(question(study)))
       for t in study["budget"]:
         check_budget(rule, t, num_arms)
   except (TypeError, ValueError) as e:

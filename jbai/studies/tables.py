@@ -22,6 +22,11 @@ A budget study's tables (`budget_tables`) have their own columns:
           `jbai.budget` gives them (`budget` is the run's T, `t` the checkpoint);
   trials  one row per (cell, trial): the recommendation J_t, correct (J_t is the
           best arm) and the regret mu* - mu_{J_t}.
+
+A budget study that asks another question has the `question` column in its cells
+too; J_t is the question's empirical answer, written as an `answer_set` in
+place of `recommendation`, correct when it is the instance's answer, and the
+regret is the question's (`jbai.problems.Problem.regret`).
 """
 
 import math
@@ -47,6 +52,9 @@ BUDGET_CELL_COLUMNS = ["instance", "source", "group", "family", "K", "rule", "pa
                        "simple_regret", "regret_ci_low", "regret_ci_high"]
 BUDGET_TRIAL_COLUMNS = ["instance", "rule", "params", "budget", "t", "trial", "recommendation",
                         "correct", "regret"]
+BUDGET_QUESTION_CELL_COLUMNS = BUDGET_CELL_COLUMNS[:5] + ["question"] + BUDGET_CELL_COLUMNS[5:]
+BUDGET_QUESTION_TRIAL_COLUMNS = [("answer_set" if c == "recommendation" else c)
+                                 for c in BUDGET_TRIAL_COLUMNS]
 # The type each column is written with, for reading the tables back: names and
 # settings are text (an instance named "1" stays "1", a rule without parameters
 # has params ""), counts whole numbers, the rest floats (an interval over one
@@ -70,6 +78,8 @@ def is_budget(resolved: dict) -> bool:
 def columns(resolved: dict) -> tuple:
   """(cell columns, trial columns) of a resolved study's tables."""
   if is_budget(resolved):
+    if question(resolved["study"]) is not None:
+      return BUDGET_QUESTION_CELL_COLUMNS, BUDGET_QUESTION_TRIAL_COLUMNS
     return BUDGET_CELL_COLUMNS, BUDGET_TRIAL_COLUMNS
   if question(resolved["study"]) is not None:
     return QUESTION_CELL_COLUMNS, QUESTION_TRIAL_COLUMNS
@@ -199,24 +209,43 @@ def _answer(answer: np.ndarray):
   return ";".join(str(a) for a in np.flatnonzero(answer))
 
 
-def _budget_cell(inst: dict, setting: dict, horizon: int, t: int, arms: np.ndarray) -> list:
+def _scored(inst: dict, answers: np.ndarray, asked=None) -> tuple:
+  """(correct [n] bool, regret [n]) of the recommendations `answers` at an
+  instance: arms [n] against the best arm, mu* - mu_J; or, for a question
+  (`asked`, a `jbai.problems.Problem`), answer sets [n, K] against the
+  instance's, the question's regret (`Problem.regret`), in float64."""
+  means = np.asarray(inst["means"], float)
+  if asked is None:
+    return answers == np.argmax(means), (means.max() - means)[answers]
+  import jax
+  with jax.enable_x64(True):
+    truth = np.asarray(asked.answer(means))
+    regret = np.asarray(jax.vmap(asked.regret, (None, 0))(means, answers.astype(bool)))
+  return np.all(answers.astype(bool) == truth, axis=-1), regret
+
+
+def _budget_cell(inst: dict, setting: dict, horizon: int, t: int, answers: np.ndarray,
+                 asked=None) -> list:
   """A budget study's cell: the error rate and simple regret of the
-  recommendations `arms` [n] at time t of a run to `horizon`."""
-  means = np.asarray(inst["means"], float)
-  n, wrong = len(arms), int(np.sum(arms != np.argmax(means)))
+  recommendations `answers` at time t of a run to `horizon` (`_scored`)."""
+  correct, regret = _scored(inst, answers, asked)
+  n, wrong = len(answers), int(np.sum(~correct))
   err_lo, err_hi = wilson(wrong, n)
-  mean, half = mean_ci((means.max() - means)[arms])
-  return [inst["name"], inst["source"], inst["group"], inst["family"], len(means),
-          setting["rule"], params_text(setting["params"]), horizon, t, n, wrong / n, err_lo,
-          err_hi, mean, mean - half, mean + half]
+  mean, half = mean_ci(regret)
+  head = [inst["name"], inst["source"], inst["group"], inst["family"], len(inst["means"])]
+  return head + ([] if asked is None else [repr(asked)]) + [
+      setting["rule"], params_text(setting["params"]), horizon, t, n, wrong / n, err_lo,
+      err_hi, mean, mean - half, mean + half]
 
 
-def _budget_trials(inst: dict, setting: dict, horizon: int, t: int, arms: np.ndarray) -> list:
-  """A budget study's trial rows at time t: the recommendation, correct, regret."""
-  means = np.asarray(inst["means"], float)
-  gaps, best = means.max() - means, int(np.argmax(means))
+def _budget_trials(inst: dict, setting: dict, horizon: int, t: int, answers: np.ndarray,
+                   asked=None) -> list:
+  """A budget study's trial rows at time t: the recommendation (an arm, or an
+  answer set as `_answer` writes it), correct, regret."""
+  correct, regret = _scored(inst, answers, asked)
   head = [inst["name"], setting["rule"], params_text(setting["params"]), horizon, t]
-  return [head + [j, int(a), int(a == best), float(gaps[a])] for j, a in enumerate(arms)]
+  return [head + [j, _answer(a), int(c), float(r)]
+          for j, (a, c, r) in enumerate(zip(answers, correct, regret))]
 
 
 def budget_tables(resolved: dict, records: dict) -> tuple:
@@ -224,12 +253,13 @@ def budget_tables(resolved: dict, records: dict) -> tuple:
   order: instance, rule setting, budget run (by T), checkpoint t, then trial
   (`BUDGET_CELL_COLUMNS`, `BUDGET_TRIAL_COLUMNS`)."""
   instances, settings = resolved["instances"], resolved["settings"]
+  asked = problem_of(question(resolved["study"]))
   found = []
   for members, setting, horizon, job in plan(resolved):
     res = result_of(records, job)
     if res is None:
       continue
-    rec = np.asarray(res["records"]["recommendation"], np.int64)  # [I, n, C]
+    rec = np.asarray(res["records"]["recommendation"], np.int64)  # [I, n, C] (, K)
     for local, i in enumerate(members):
       found.append(((i, settings.index(setting), horizon), setting, res["checkpoints"],
                     rec[local]))
@@ -237,6 +267,6 @@ def budget_tables(resolved: dict, records: dict) -> tuple:
   cells, trials = [], []
   for (i, _, horizon), setting, times, rec in found:
     for c, t in enumerate(times):
-      cells.append(_budget_cell(instances[i], setting, horizon, t, rec[:, c]))
-      trials += _budget_trials(instances[i], setting, horizon, t, rec[:, c])
+      cells.append(_budget_cell(instances[i], setting, horizon, t, rec[:, c], asked))
+      trials += _budget_trials(instances[i], setting, horizon, t, rec[:, c], asked)
   return cells, trials
