@@ -38,6 +38,7 @@ from jbai.rules.t3c_tuned import t3c_tuned
 from jbai.rules.tas import tas_c, tas_d
 from jbai.rules.tas_above import tas_above
 from jbai.rules.tas_top_m import tas_top_m
+from jbai.rules.fws_top_m import fws_top_m
 from jbai.rules.tas_eps import tas_c_eps, tas_d_eps
 from jbai.rules.tcb import tcb
 from jbai.rules.tstci import tstci
@@ -92,6 +93,7 @@ OTHER_QUESTIONS = {
     "ebtc-top-m": ebtc_top_m,
     "lucb-top-m": lucb_top_m,
     "tas-top-m": tas_top_m,
+    "fws-top-m": fws_top_m,
 }
 ALL = {**RULES, **OTHER_QUESTIONS}  # every rule by name
 
@@ -128,7 +130,7 @@ def describe() -> list:
 
 __all__ = ["ALL", "OTHER_QUESTIONS", "RULES", "Rule", "always_top", "apt", "best_challenger", "describe", "dkm",
            "gradient_ascent", "optimistic_tas", "static", "ebtc", "ebtci", "fws", "get",
-           "itcb", "t3c", "t3c_tuned", "tas_above", "tas_c", "tas_top_m", "tas_d", "tcb", "tstci", "ttts", "uniform",
+           "itcb", "t3c", "t3c_tuned", "tas_above", "tas_c", "tas_top_m", "fws_top_m", "tas_d", "tcb", "tstci", "ttts", "uniform",
            "lucb1", "kl_lucb", "lucb_top_m", "ugape", "lil_ucb", "kl_racing", "chernoff_racing", "exp_gap",
            "ebtc_eps", "ebtc_eps_ids", "ebtc_top_m", "lucb1_eps", "tas_c_eps", "tas_d_eps",
            "successive_rejects", "sequential_halving", "ucb_e", "ugape_b", "anytime_halving"]

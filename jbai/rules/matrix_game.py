@@ -1,0 +1,90 @@
+"""A small zero-sum matrix game, solved exactly by the simplex method (Frank-Wolfe sampling's step).
+
+The game is max over z in the simplex of min over the active rows k of
+sum_i z_i M[k, i]: the Frank-Wolfe direction of FWS (Wang, Tzeng & Proutiere 2021)
+for a problem whose alternatives are a union of pieces, where M[k, i] is the
+gradient of piece k's transport cost at arm i, less its value. The authors' code
+solves it with an LP solver (JuMP); here it is the textbook reduction of a game to
+a linear program with a feasible origin (von Neumann's; Dantzig 1951), solved by
+the simplex method in a `lax.while_loop`:
+
+  1. rescale the active rows to payoffs in [1, 2], M' = 1 + (M - lo) / (hi - lo);
+  2. the minimiser's program, max sum_{k active} y_k subject to sum_k M'[k, i] y_k
+     <= 1 for every column i and y >= 0, starts at the feasible basis of its
+     slacks (an inactive row's y has no weight in the objective: it never helps);
+  3. pivot: the most improving variable enters (Dantzig's rule), the lowest basic
+     index among the tied ratios leaves; after `bland_after` pivots the lowest
+     improving index enters instead (Bland's rule, which cannot cycle);
+  4. at the optimum, the objective row's entries under the slacks are the dual
+     solution u >= 0, with sum u = sum y = 1 / V': z = u / sum u, and the value
+     V = lo + (V' - 1) (hi - lo).
+
+It takes at most a few pivots per active row, O(P K) each for P rows and K
+columns; exact up to rounding, where an LP solver and it may return different
+optima when there are several.
+"""
+
+import jax
+import jax.numpy as jnp
+
+
+def solve_matrix_game(payoff: jax.Array, active: jax.Array, max_pivots: int = 0,
+                      bland_after: int = 0):
+  """max over z in the simplex of min over the active k of sum_i z_i payoff[k, i].
+
+  Args:
+    payoff: [P, K] the maximiser's payoff, row k for the minimiser's choice k.
+    active: [P] bool, the rows the minimiser may choose (at least one).
+    max_pivots: a cap on the pivots (a safeguard: Bland's rule ends on its own);
+      0: 4 (P + K).
+    bland_after: the pivots by Dantzig's rule before Bland's; 0: P + K.
+
+  Returns:
+    (z, value): [K] the maximiser's optimal mixture, [] the game's value.
+  """
+  rows, cols = payoff.shape
+  dtype = payoff.dtype
+  lo = jnp.min(jnp.where(active[:, None], payoff, jnp.inf))
+  hi = jnp.max(jnp.where(active[:, None], payoff, -jnp.inf))
+  width = jnp.maximum(hi - lo, jnp.finfo(dtype).tiny)
+  scaled = jnp.where(active[:, None], 1.0 + (payoff - lo) / width, 1.0)      # [P, K]
+  # The tableau of the minimiser's program: a row per column i of the game, then
+  # the objective; the variables y (P), the slacks (K), and the right-hand side.
+  body = jnp.concatenate([scaled.T, jnp.eye(cols, dtype=dtype),
+                          jnp.ones((cols, 1), dtype)], axis=1)
+  goal = jnp.concatenate([-active.astype(dtype), jnp.zeros(cols + 1, dtype)])[None, :]
+  tableau = jnp.concatenate([body, goal], axis=0)                 # [K + 1, P + K + 1]
+  basis = rows + jnp.arange(cols)                                  # the slacks
+  tol = 1024 * jnp.finfo(dtype).eps
+  index = jnp.arange(rows + cols)
+
+  def entering(tableau, n):
+    reduced = tableau[-1, :-1]
+    improves = reduced < -tol
+    lowest = jnp.min(jnp.where(improves, index, rows + cols))
+    steepest = jnp.argmin(reduced)
+    return jnp.where(n < (bland_after or rows + cols), steepest, lowest), jnp.any(improves)
+
+  def pivot(carry):
+    tableau, basis, n = carry
+    j, _ = entering(tableau, n)
+    column, rhs = tableau[:-1, j], tableau[:-1, -1]
+    fits = column > tol
+    ratio = jnp.where(fits, rhs / jnp.where(fits, column, 1.0), jnp.inf)
+    least = jnp.min(ratio)
+    tied = fits & (ratio <= least + tol * jnp.maximum(least, 1.0))
+    r = jnp.argmin(jnp.where(tied, basis, rows + cols + 1))        # Bland: the lowest basic index
+    row = tableau[r] / tableau[r, j]
+    tableau = tableau - tableau[:, j][:, None] * row[None, :]
+    tableau = tableau.at[r].set(row)
+    return tableau, basis.at[r].set(j), n + 1
+
+  def running(carry):
+    tableau, _, n = carry
+    return entering(tableau, n)[1] & (n < (max_pivots or 4 * (rows + cols)))
+
+  tableau, _, _ = jax.lax.while_loop(running, pivot, (tableau, basis, jnp.zeros((), jnp.int32)))
+  u = jnp.maximum(tableau[-1, rows:rows + cols], 0.0)
+  total = jnp.sum(u)
+  value = lo + (1.0 / tableau[-1, -1] - 1.0) * width
+  return u / total, value
