@@ -89,12 +89,8 @@ def problem_of(args):
     ValueError: for both options.
   """
   from jbai import problems
-  top, level = getattr(args, "top", None), getattr(args, "above", None)
-  if top is None and level is None:
-    return None
-  if top is not None and level is not None:
-    raise ValueError("--top and --above ask two different questions: give one of them")
-  return problems.top_m(top) if top is not None else problems.above(level)
+  return problems.asked(getattr(args, "top", None), getattr(args, "above", None),
+                        ("--top", "--above"))
 
 
 def plan_command(args) -> Plan:

@@ -7,7 +7,8 @@
 Each is a `Problem` (`jbai.problems.base`): its answer, the pieces of the
 alternatives with their transport costs, the oracle and its identifiability
 check. `oracle` gives T*(nu) and w*(nu) with the input checked; `glr` the GLLR
-statistic of a trial's counts and MLEs.
+statistic of a trial's counts and MLEs; `asked` the question of the options top
+and above (the command line's --top and --above, a study's keys).
 
 Example:
   >>> import jbai
@@ -16,7 +17,7 @@ Example:
   [True, True, False, False]
 """
 
-from typing import NamedTuple, Union
+from typing import NamedTuple, Optional, Union
 
 import jax
 import jax.numpy as jnp
@@ -81,6 +82,22 @@ def _solve(problem: Problem, family: Family, means) -> Oracle:
   return Oracle(w=w, t_star=t_star, answer=batched(problem.answer, means))
 
 
+def asked(top=None, above=None, names=("top", "above")) -> Optional[Problem]:
+  """The question of the options top = m (`top_m(m)`) or above = level
+  (`above(level)`), each None when not given: None, the best arm, for neither.
+
+  Raises:
+    ValueError: for both (named as `names` gives them: "--top" on the command
+      line), or a bad m or level.
+  """
+  if top is not None and above is not None:
+    raise ValueError(f"{names[0]} and {names[1]} ask two different questions: give one of "
+                     "them")
+  if top is None and above is None:
+    return None
+  return PROBLEMS["top-m"](top) if top is not None else PROBLEMS["above"](above)
+
+
 def get(name: str, **params) -> Problem:
   """A problem by name: "best-arm", "top-m" (m=...) or "above" (level=...)."""
   if name not in PROBLEMS:
@@ -88,5 +105,5 @@ def get(name: str, **params) -> Problem:
   return PROBLEMS[name](**params)
 
 
-__all__ = ["Oracle", "PROBLEMS", "Problem", "above", "best_arm", "check", "get", "glr",
+__all__ = ["Oracle", "PROBLEMS", "Problem", "above", "asked", "best_arm", "check", "get", "glr",
            "oracle", "top_m"]

@@ -189,9 +189,7 @@ def question(study: dict) -> Optional[dict]:
 def problem_of(asked: Optional[dict]):
   """The `jbai.problems.Problem` of `question`'s dict, or None: the best arm."""
   from jbai import problems
-  if asked is None:
-    return None
-  return problems.top_m(asked["top"]) if "top" in asked else problems.above(asked["above"])
+  return problems.asked(**(asked or {}))
 
 
 def _budget(s: dict) -> dict:
