@@ -317,14 +317,11 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
       runs its own pool on every n_devices-th trial, with identical results.
       After jax.distributed.initialize(), pass jax.devices() to use every host's
       devices: each process runs this same call and receives all the results.
-    shrink: once every trial has started and at most lanes / SHRINK lanes still
-      run, move them to a pool SHRINK times smaller (at least MIN_LANES, down to
-      SHRINK lanes or fewer: `jbai.core.pool.pool_sizes`), so that the last, longest
-      trials do not run on a mostly idle pool; on one host, and once the run has
-      taken `shrink` times `jbai.core.pool.shrink_after` lane-steps (about as
-      long as compiling the smaller pool's program takes, counted in steps so
-      that the tail moves at the same place in every run). None: never. Results
-      do not depend on it (but for the rules that docs/design/float32.md names).
+    shrink: move the last, longest trials to smaller pools
+      (`jbai.core.pool.pool_sizes`) once every trial has started, on one host,
+      after `shrink` times `jbai.core.pool.shrink_after` lane-steps (about a
+      smaller pool's compile, counted in steps: the same place in every run).
+      None: never. Results do not depend on it (docs/design/float32.md).
     done: records of trials already run with the same arguments (those that
       `on_chunk` handed out, concatenated): they are not run again, and the
       result is that of an uninterrupted run.
@@ -362,19 +359,27 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
   family, rule, threshold, means_np, levels = _check(key, family, rule, threshold, means,
                                                      delta, n_trials, max_steps, lanes, chunk,
                                                      scores)
-  n_trials = int(n_trials)
   table = means_np.reshape(-1, means_np.shape[-1])
-  dtype = jnp.result_type(float)
-  out, stats = run_pool(key, family, rule, threshold, table, n_trials, max_steps,
-                        inputs.threshold_params(threshold, levels, table.shape[1], dtype),
+  out, stats = run_pool(key, family, rule, threshold, table, int(n_trials), max_steps,
+                        inputs.threshold_params(threshold, levels, table.shape[1],
+                                                jnp.result_type(float)),
                         stops.with_delta(rule.name, rule.init(table.shape[1]), levels.log_inv),
                         len(levels.values), lanes, chunk, devices, shrink, done, scores,
                         progress, on_chunk)
+  return _result(family, threshold, means_np, levels, int(n_trials), np.ndim(delta) == 0,
+                 scores, out, stats)
+
+
+def _result(family, threshold, means_np, levels, n_trials: int, scalar_delta: bool,
+            scores: bool, out: dict, stats: dict) -> Result:
+  """`simulate`'s Result from the pool's raw records: the per-trial arrays and
+  one summary per (instance, level), each with the eps its error counts against."""
+  table = means_np.reshape(-1, means_np.shape[-1])
   eps = eps_lib.eps_of(threshold)
   asked = getattr(threshold, "problem", None)
   flat = records.finish(np, out, table, n_trials, eps, asked)
   lead = (table.shape[0], n_trials) if means_np.ndim == 2 else (n_trials,)
-  trials = from_records(flat, lead, np.ndim(delta) == 0, scores)
+  trials = from_records(flat, lead, scalar_delta, scores)
   summaries = _summaries(family, table, levels, flat, n_trials, eps, asked)
   for s in summaries:  # the error rate counts answers that are not eps-good
     s["eps_good"] = eps
