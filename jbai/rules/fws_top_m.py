@@ -96,13 +96,16 @@ def _select(m: int):
 def fws_top_m(m: int) -> Rule:
   """Frank-Wolfe sampling for top-m (Wang et al. 2021): one Frank-Wolfe step on the pairs' game per round.
 
+  The game of each round is solved exactly (`jbai.rules.matrix_game`); the run
+  stops with the top-m GLLR (`jbai.simulate(..., problem=jbai.problems.top_m(m))`).
+
   Args:
-    m: the size of the answer (the run's `top_m(m)`).
+    m: the size of the answer, 1 <= m < K.
 
   Example:
     >>> import jbai
     >>> jbai.rules.fws_top_m(2)
     fws-top-m(m=2)
   """
-  top_m(m)  # checks m
-  return Rule("fws-top-m", _init, _select(int(m)), (("m", int(m)),), answers=("top-m",))
+  m = top_m(m).params[0][1]  # checked
+  return Rule("fws-top-m", _init, _select(m), (("m", m),), answers=("top-m",))
