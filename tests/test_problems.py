@@ -335,18 +335,40 @@ def test_the_command_lines_trial_log_keeps_answer_sets(tmp_path):
     TrialLog(path, {"k": {k: v for k, v in spec.items() if k != "problem"}})
 
 
-def test_lucb_for_the_top_1_is_kl_lucb_with_the_gllr_stop():
-  """At m = 1 LUCB's round is KL-LUCB's (the weakest of a one-arm top is the leader),
-  so with the same GLLR stop the trials are the same, bit for bit (Gaussian means:
-  no tie for the leader after the first pulls)."""
+@pytest.mark.parametrize("threshold", [None, "gk16"], ids=["own stop", "gllr"])
+def test_lucb_for_the_top_1_is_kl_lucb_with_either_stop(threshold):
+  """At m = 1 LUCB's round is KL-LUCB's (the weakest of a one-arm top is the leader)
+  and so is its own stop (the top's L above every other U), so with the same stop,
+  its own or the GLLR, the trials are the same, bit for bit (Gaussian means: no
+  tie for the leader after the first pulls)."""
   means = [1.0, 0.8, 0.5, 0.2]
   top = jbai.simulate(jax.random.key(4), "gaussian", means, jbai.rules.lucb_top_m(1), 0.05, 100,
-                      problem=problems.top_m(1))
+                      threshold, problem=problems.top_m(1))
   best = jbai.simulate(jax.random.key(4), "gaussian", means, jbai.rules.kl_lucb(), 0.05, 100,
-                       threshold="gk16")
+                       threshold)
+  assert top.stats["threshold"].startswith("confidence" if threshold is None else "answer-gllr")
   np.testing.assert_array_equal(top.tau, best.tau)
   np.testing.assert_array_equal(top.answer.argmax(-1), best.answer)
   assert (top.answer.sum(-1) == 1).all()
+
+
+def test_lucbs_own_stop_for_the_top_m_serves_the_command_line_and_studies(capsys):
+  """lucb-top-m stops with its own stop by default (the top m's lower bounds above
+  the others' upper bounds), refuses a --threshold with it, and takes --stop gllr;
+  a study of the top 2 runs it with threshold "own"."""
+  argv = ["run", "--family", "bernoulli", "--means", "0.7,0.55,0.4,0.25", "--top", "2",
+          "--rule", "lucb-top-m", "--trials", "10", "--delta", "0.1"]
+  assert cli.main(argv + ["--threshold", "gk16"]) == 2
+  assert "stops with 'confidence', which takes no --threshold" in capsys.readouterr().err
+  stop = jbai.stops.get("confidence", jbai.rules.lucb_top_m(2))
+  assert stop.problem == problems.top_m(2) and jbai.stops.refusal(
+      stop, jbai.rules.lucb_top_m(2), families.bernoulli()) is None
+  assert "cannot answer" in jbai.stops.refusal(stop, jbai.rules.tcb(), families.bernoulli())
+  with pytest.raises(ValueError, match="the stop of the top 2 takes none"):
+    jbai.stops.confidence(eps=0.1, m=2)
+  resolved = jbai.studies.spec.load('[study]\ntop = 2\n[[instances]]\nfamily = "bernoulli"\n'
+                                    'means = [0.7, 0.55, 0.4]\n[[rules]]\nname = "lucb-top-m"\n')
+  assert resolved["settings"] == [{"rule": "lucb-top-m", "params": {}, "threshold": "own"}]
 
 
 @pytest.mark.parametrize("name", ["ebtc-top-m", "lucb-top-m", "tas-top-m", "fws-top-m"])

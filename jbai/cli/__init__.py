@@ -53,10 +53,13 @@ from jbai.cli.trials import TrialLog
 
 def cmd_rules(args) -> int:
   """`jbai rules`: one line per sampling rule."""
-  from jbai.rules import RULES, describe
+  from jbai.rules import ALL, RULES, describe
   for name, doc, params in describe():
     if name not in RULES:  # built for another question's parameters (--above LEVEL)
-      print(f"{name:<12} {doc}  [{params}]  stop: gllr of its question")
+      rule = ALL[name](**({"m": 1} if params.startswith("m") else {"level": 0.5}))
+      own = getattr(rule, "stop", None)
+      print(f"{name:<12} {doc}  [{params}]  stop: {'gllr' if own is None else own.name} "
+            "of its question")
       continue
     rule = RULES[name]()
     own = getattr(rule, "stop", None)  # the rule's own stop, else the GLLR

@@ -10,12 +10,14 @@ two arms most likely to be misplaced:
   h_t = argmin_{i in High_t} L_i(t, delta),   l_t = argmax_{j not in High_t} U_j(t, delta),
 
 the lowest index among equal bounds. After one pull of every arm, a round is two
-steps of the engine (`jbai.rules.lucb.lucb_round`). The papers stop when
-U_{l_t} - L_{h_t} < eps; here the trial stops with the top-m GLLR against a GLLR
-threshold (`jbai.stops.answer_gllr`), which is delta-correct whatever the
-sampling, as Reda, Kaufmann & Delahaye-Duriez 2021 pair LUCB's sampling with
-the GLR stop. At m = 1 the round is LUCB1's or KL-LUCB's (`jbai.rules.lucb`), but
-for ties of the leader (here the lowest index, there uniform).
+steps of the engine (`jbai.rules.lucb.lucb_round`). Its own stop is the papers'
+(with eps = 0): L_{h_t} > U_{l_t}, every arm of High_t above every other arm
+(`jbai.stops.confidence(index, rate, m=m)`). With a GLLR threshold instead
+(`--stop gllr`, `threshold="gk16"`) it stops with the top-m GLLR
+(`jbai.stops.answer_gllr`), as Reda, Kaufmann & Delahaye-Duriez 2021 pair LUCB's
+sampling with the GLR stop. At m = 1 the round is LUCB1's or KL-LUCB's
+(`jbai.rules.lucb`), but for ties of the leader (here the lowest index, there
+uniform), and so is the stop.
 
 The defaults are KL-LUCB's (index "kl", rate "kl-lucb"), which serve every
 family; index "subgaussian" with rate "lucb1" is LUCB1's Hoeffding version for
@@ -33,6 +35,7 @@ from jbai.rules import ties
 from jbai.rules.base import Rule
 from jbai.rules.lucb import lucb_init, lucb_round
 from jbai.stops import bounds as bounds_lib
+from jbai.stops.confidence import confidence
 
 
 @cached
@@ -61,7 +64,8 @@ def lucb_top_m(m: int, index: str = "kl", rate: str = "kl-lucb") -> Rule:
     rate: exploration rate (`jbai.stops.bounds.RATES`): "kl-lucb", "lucb1", ...
 
   Returns:
-    The rule; its sampling depends on delta (one level per run).
+    The rule, with its own stop (`jbai.stops.confidence` for the top m); its
+    sampling depends on delta (one level per run).
 
   Example:
     >>> import jbai
@@ -71,4 +75,5 @@ def lucb_top_m(m: int, index: str = "kl", rate: str = "kl-lucb") -> Rule:
   top_m(m)  # checks m
   index, rate = bounds_lib.check_index(index), bounds_lib.check_rate(rate)
   return Rule("lucb-top-m", lucb_init, _select(int(m), index, rate),
-              (("m", int(m)), ("index", index), ("rate", rate)), answers=("top-m",))
+              (("m", int(m)), ("index", index), ("rate", rate)), answers=("top-m",),
+              stop=confidence(index, rate, m=int(m)))

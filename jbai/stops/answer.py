@@ -19,7 +19,7 @@ import jax.numpy as jnp
 from jbai import thresholds as thresholds_lib
 from jbai.builders import cached
 from jbai.problems.base import Problem, cheapest
-from jbai.stops.base import Stop
+from jbai.stops.base import Stop, question_refusal
 
 NAME = "answer-gllr"
 
@@ -56,25 +56,31 @@ def answer_gllr(problem: Problem, threshold="gk16") -> Stop:
 
 def with_problem(rule, threshold, problem: Optional[Problem], eps_good=None):
   """The stop of a run that asks `problem`: its GLLR against `threshold` (a GLLR
-  threshold or its name; None: gk16). Without a problem, or for the best arm,
-  `threshold` unchanged.
+  threshold or its name; None: the rule's own stop where it answers the
+  problem, else gk16), or `threshold` itself where it is a stop of the problem.
+  Without a problem, or for the best arm, `threshold` unchanged.
 
   Raises:
-    ValueError: with eps_good (an answer about the best arm), with a stop other
-      than the GLLR (the rule's own, or one named), or for a problem that is not
-      a `jbai.problems.Problem`.
+    ValueError: with eps_good (an answer about the best arm), with a stop that
+      answers another question (the rule's own, or one named), or for a problem
+      that is not a `jbai.problems.Problem`.
   """
   if problem is None:
+    own = getattr(rule, "stop", None)
+    if threshold is None and own is not None and own.problem is not None:
+      raise ValueError(question_refusal(None, rule))  # its own stop answers a question
     return threshold
   if not isinstance(problem, Problem):
     raise ValueError(f"problem must be a jbai.problems.Problem (top_m(m), above(level)), "
                      f"got {problem!r}")
   if problem.name == "best-arm" or (isinstance(threshold, Stop) and threshold.problem == problem):
-    return threshold  # the best arm's threshold, or the problem's stop already
+    return threshold  # the best arm's threshold, or a stop of the problem already
   if eps_good is not None:
     raise ValueError(f"eps_good asks for an eps-good best arm; it cannot go with {problem!r}")
   name = getattr(rule, "name", "?")
   own = getattr(rule, "stop", None)
+  if threshold is None and own is not None and own.problem == problem:
+    return own  # the rule's own stop of the problem (lucb-top-m's)
   if isinstance(threshold, Stop) or (threshold is None and own is not None):
     stop = threshold if isinstance(threshold, Stop) else own
     raise ValueError(f"{problem!r} stops with its GLLR against a threshold, not with stop "

@@ -542,7 +542,8 @@ def _check_rule(where: str, rule, threshold: str, inst: dict, asked=None) -> Non
   if why is None and threshold != OWN:
     why = refusal(stop, family)
   if why is None:
-    why = stops.refusal(stop if asked is None else stops.with_problem(rule, threshold, asked),
+    why = stops.refusal(stop if asked is None else
+                        stops.with_problem(rule, stop if threshold == OWN else threshold, asked),
                         rule, family)
   if why is None:
     try:
