@@ -335,8 +335,8 @@ def test_the_command_lines_trial_log_keeps_answer_sets(tmp_path):
     TrialLog(path, {"k": {k: v for k, v in spec.items() if k != "problem"}})
 
 
-@pytest.mark.parametrize("threshold", [None, pytest.param("gk16", marks=pytest.mark.slow)],
-                         ids=["own stop", "gllr"])
+@pytest.mark.slow  # lucb-top-m's own stop in the fast tier: the test below
+@pytest.mark.parametrize("threshold", [None, "gk16"], ids=["own stop", "gllr"])
 def test_lucb_for_the_top_1_is_kl_lucb_with_either_stop(threshold):
   """At m = 1 LUCB's round is KL-LUCB's (the weakest of a one-arm top is the leader)
   and so is its own stop (the top's L above every other U), so with the same stop,
@@ -524,6 +524,7 @@ def test_thresholding_at_a_budget_scores_its_answer_sets_and_rollout_gives_the_s
     jbai.budget(key, name, means, "tcb", budget=200, n_trials=4, problem=problem)
 
 
+@pytest.mark.slow  # the fast tier's: test_thresholding_at_a_budget_... (rollout, problem=)
 def test_the_gradients_of_a_question_at_a_budget_are_jax_grads_with_the_regrets_path():
   """`jax.grad` of the error and of the regret at a budget, for the top 2, are the
   estimate's fields, and the regret is the top 2's sum minus the answer's."""

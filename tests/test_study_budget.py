@@ -306,6 +306,7 @@ name = "ebtc-top-m"
 """
 
 
+@pytest.mark.slow  # a study of the top m that stops: tests/test_study.py (fast)
 def test_a_budget_study_of_the_top_m_scores_answer_sets_as_jbai_budget_does(tmp_path):
   out = tmp_path / "out"
   assert cli.main(["study", write(tmp_path, TOP_2), "--out", str(out), "--quiet"]) == 0
