@@ -4,7 +4,7 @@ The game is max over z in the simplex of min over the active rows k of
 sum_i z_i M[k, i]: the Frank-Wolfe direction of FWS (Wang, Tzeng & Proutiere 2021)
 for a problem whose alternatives are a union of pieces, where M[k, i] is the
 gradient of piece k's transport cost at arm i, less its value. The authors' code
-solves it with an LP solver (JuMP); here it is the textbook reduction of a game to
+solves it as a linear program (`solveZeroSumGame`); here it is the textbook reduction of a game to
 a linear program with a feasible origin (von Neumann's; Dantzig 1951), solved by
 the simplex method in a `lax.while_loop`:
 
@@ -19,9 +19,9 @@ the simplex method in a `lax.while_loop`:
      solution u >= 0, with sum u = sum y = 1 / V': z = u / sum u, and the value
      V = lo + (V' - 1) (hi - lo).
 
-It takes at most a few pivots per active row, O(P K) each for P rows and K
-columns; exact up to rounding, where an LP solver and it may return different
-optima when there are several.
+Each pivot costs O(P K) for P rows and K columns. The result is exact up to
+rounding; where the game has several optima, an LP solver and this one may
+return different ones.
 """
 
 import jax
