@@ -7,7 +7,7 @@ import numpy as np
 
 from jbai import stops
 from jbai.core import inputs
-from jbai.problems import Problem
+from jbai.problems.base import checked
 from jbai.rules.base import recommendation
 
 DEFAULT_CHECKPOINTS = 20  # log-spaced checkpoints up to the budget, by default
@@ -89,11 +89,10 @@ def resolve(family, rule, budget, problem=None, **stop_options) -> tuple:
   if given:
     raise ValueError(f"a run to a budget (budget={budget!r}) has no stop, so no "
                      f"{given[0]}: pass {given[0]}=None")
-  if problem is not None and not isinstance(problem, Problem):
-    raise ValueError(f"problem must be a jbai.problems.Problem (top_m(m), above(level)), "
-                     f"got {problem!r}")
+  if problem is not None:
+    checked(problem)
   family, rule = inputs.as_family(family), inputs.as_rule(rule)
-  return family, rule, stops.budget_stop(recommendation(rule), _asked(problem))
+  return family, rule, stops.budget_stop(recommendation(rule), problem)
 
 
 def _asked(problem):

@@ -8,6 +8,7 @@ the same as the trial of `jbai.simulate` with the same key, up to where that one
 stops: the same rewards, the same choices.
 """
 
+import functools
 from typing import Callable, NamedTuple, Optional
 
 import jax
@@ -18,6 +19,7 @@ from jbai.core import inputs
 from jbai.core.budget import check_run, resolve
 from jbai.host.simulate import run_pool
 from jbai.host.summary import mean_ci, wilson
+from jbai.problems.base import scored
 
 
 class BudgetResult(NamedTuple):
@@ -155,10 +157,9 @@ def _result(table: np.ndarray, batch: bool, n_trials: int, times: np.ndarray, ou
     wrong = answer != np.argmax(table, axis=-1)[:, None, None]
   else:
     rec = answer
-    truth = np.asarray(jax.vmap(problem.answer)(table))                  # [I, K]
-    wrong = np.any(answer != truth[:, None, None, :], axis=-1)
-    regret = np.asarray(jax.vmap(jax.vmap(jax.vmap(problem.regret, (None, 0)), (None, 0)))(
-        table, answer))
+    correct, regret = map(np.asarray, jax.vmap(functools.partial(scored, problem))(table,
+                                                                                  answer))
+    wrong = ~correct
   error = wrong.mean(axis=1)
   error_ci = np.array([[wilson(int(k), n_trials) for k in row] for row in wrong.sum(axis=1)])
   pairs = [[mean_ci(regret[i, :, c]) for c in range(len(times))] for i in range(n_inst)]

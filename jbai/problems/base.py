@@ -72,6 +72,24 @@ def glr(problem: Problem, family, counts, mle):
   return answer, value
 
 
+def scored(problem: Problem, means, answers):
+  """(correct [...] bool, regret [...]) of answer sets `answers` [..., K] at one
+  instance `means` [K]: whether each is the problem's answer, and its
+  `Problem.regret`."""
+  answers = jnp.asarray(answers, bool)
+  flat = answers.reshape((-1, answers.shape[-1]))
+  regret = jax.vmap(problem.regret, (None, 0))(means, flat).reshape(answers.shape[:-1])
+  return jnp.all(answers == problem.answer(means), axis=-1), regret
+
+
+def checked(problem) -> Problem:
+  """`problem`, once it is a `Problem` (ValueError naming it otherwise)."""
+  if not isinstance(problem, Problem):
+    raise ValueError(f"problem must be a jbai.problems.Problem (top_m(m), above(level)), "
+                     f"got {problem!r}")
+  return problem
+
+
 def batched(fn: Callable, means: jax.Array):
   """fn(means [K]) mapped over the leading axes of means [..., K]."""
   lead = means.shape[:-1]

@@ -54,6 +54,16 @@ def places(means, m: int):
   return one_hot[:m], one_hot[m:]
 
 
+def pair_transport(family, w, means, m: int):
+  """(Transport [m, K - m], S rows [m, K], S^c rows [K - m, K]): the transport of
+  every pair (S_r, S^c_s) of the top m of `means` and an arm outside it, with
+  weights w, and the one-hot rows of `places`."""
+  top, rest = places(means, m)
+  cost = transport_cost(family, select(top, w)[:, None], select(top, means)[:, None],
+                        select(rest, w)[None, :], select(rest, means)[None, :])
+  return cost, top, rest
+
+
 def top_m(m: int) -> Problem:
   """The m best arms.
 
@@ -77,9 +87,7 @@ def top_m(m: int) -> Problem:
     return ranks(means) < m
 
   def costs(family, w, means):  # [m (K - m)]: pair (S_r, S^c_s) at r (K - m) + s
-    top, rest = places(means, m)
-    return transport_cost(family, select(top, w)[:, None], select(top, means)[:, None],
-                          select(rest, w)[None, :], select(rest, means)[None, :]).value.reshape(-1)
+    return pair_transport(family, w, means, m)[0].value.reshape(-1)
 
   def arms(means, k):
     top, rest = places(means, m)

@@ -33,12 +33,11 @@ import jax.numpy as jnp
 
 from jbai.builders import cached
 from jbai.oracle.pieces import select
-from jbai.problems.top_m import places, top_m
+from jbai.problems.top_m import pair_transport, top_m
 from jbai.rules.base import Rule, least_sampled
 from jbai.rules.fws import is_square
 from jbai.rules.matrix_game import solve_matrix_game
 from jbai.rules.ties import argmax_random_ties, maxima
-from jbai.transport import transport_cost
 
 
 class FWSTopMState(NamedTuple):
@@ -49,9 +48,8 @@ def pair_gradients(family, x: jax.Array, mean: jax.Array, m: int):
   """(f [P], grads [P, K]): the pairs' transport costs f_k(x) at the means, pair
   (S_r, S^c_s) at r (K - m) + s as `Problem.costs` orders them, and their
   gradients in x (one-hot rows, no gather)."""
-  top, rest = places(mean, m)                                    # [m, K], [K - m, K]
+  cost, top, rest = pair_transport(family, x, mean, m)           # [m, K - m], [m, K], [K - m, K]
   m_in, m_out = select(top, mean)[:, None], select(rest, mean)[None, :]
-  cost = transport_cost(family, select(top, x)[:, None], m_in, select(rest, x)[None, :], m_out)
   # The KLs are >= 0, but a formula may round a tiny one below 0 at a near tie.
   a = jnp.maximum(family.kl(m_in, cost.x), 0.0)[:, :, None]      # [m, K - m, 1]
   b = jnp.maximum(family.kl(m_out, cost.x), 0.0)[:, :, None]

@@ -18,8 +18,8 @@ import jax.numpy as jnp
 
 from jbai import thresholds as thresholds_lib
 from jbai.builders import cached
-from jbai.problems.base import Problem, cheapest
-from jbai.stops.base import Stop, question_refusal
+from jbai.problems.base import Problem, checked, cheapest
+from jbai.stops.base import Stop, own_stop, question_refusal
 
 NAME = "answer-gllr"
 
@@ -65,20 +65,17 @@ def with_problem(rule, threshold, problem: Optional[Problem], eps_good=None):
       answers another question (the rule's own, or one named), or for a problem
       that is not a `jbai.problems.Problem`.
   """
+  own = own_stop(rule)
   if problem is None:
-    own = getattr(rule, "stop", None)
     if threshold is None and own is not None and own.problem is not None:
       raise ValueError(question_refusal(None, rule))  # its own stop answers a question
     return threshold
-  if not isinstance(problem, Problem):
-    raise ValueError(f"problem must be a jbai.problems.Problem (top_m(m), above(level)), "
-                     f"got {problem!r}")
+  checked(problem)
   if problem.name == "best-arm" or (isinstance(threshold, Stop) and threshold.problem == problem):
     return threshold  # the best arm's threshold, or a stop of the problem already
   if eps_good is not None:
     raise ValueError(f"eps_good asks for an eps-good best arm; it cannot go with {problem!r}")
   name = getattr(rule, "name", "?")
-  own = getattr(rule, "stop", None)
   if threshold is None and own is not None and own.problem == problem:
     return own  # the rule's own stop of the problem (lucb-top-m's)
   if isinstance(threshold, Stop) or (threshold is None and own is not None):

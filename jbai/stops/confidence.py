@@ -48,7 +48,8 @@ from typing import Optional
 import jax.numpy as jnp
 
 from jbai.builders import cached
-from jbai.problems.top_m import top_m
+from jbai.oracle.pieces import select
+from jbai.problems.top_m import places, top_m
 from jbai.stops import bounds as bounds_lib
 from jbai.stops.base import Stop
 from jbai.thresholds.base import log_inv_delta
@@ -91,8 +92,10 @@ def _test_top_m(index: str, rate: str, m: int):
     num_arms = counts.shape[-1]
     beta = bounds_lib.rate(rate, arm_stats.t, jnp.asarray(params, mean.dtype), num_arms)
     high = problem.answer(mean)
-    low = bounds_lib.one_side(family, index, counts, mean, beta[:, None], False)   # [D, K]
-    bar = jnp.min(jnp.where(high, low, jnp.inf), axis=-1)                        # [D]
+    top, _ = places(mean, m)                                                     # [m, K]
+    low = bounds_lib.one_side(family, index, select(top, counts), select(top, mean),
+                              beta[:, None], False)                              # [D, m]
+    bar = jnp.min(low, axis=-1)                                                  # [D]
     below = bounds_lib.upper_below(family, index, counts, mean, beta[:, None], bar[:, None])
     apart = jnp.all(below | high, axis=-1)
     ch = jnp.argmax(jnp.where(high, -jnp.inf, mean)).astype(jnp.int32)

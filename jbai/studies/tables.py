@@ -218,18 +218,16 @@ def _scored(inst: dict, answers: np.ndarray, asked=None) -> tuple:
   if asked is None:
     return answers == np.argmax(means), (means.max() - means)[answers]
   import jax
+  from jbai.problems.base import scored
   with jax.enable_x64(True):
-    truth = np.asarray(asked.answer(means))
-    regret = np.asarray(jax.vmap(asked.regret, (None, 0))(means, answers.astype(bool)))
-  return np.all(answers.astype(bool) == truth, axis=-1), regret
+    return tuple(map(np.asarray, scored(asked, means, answers)))
 
 
-def _budget_cell(inst: dict, setting: dict, horizon: int, t: int, answers: np.ndarray,
-                 asked=None) -> list:
-  """A budget study's cell: the error rate and simple regret of the
-  recommendations `answers` at time t of a run to `horizon` (`_scored`)."""
-  correct, regret = _scored(inst, answers, asked)
-  n, wrong = len(answers), int(np.sum(~correct))
+def _budget_cell(inst: dict, setting: dict, horizon: int, t: int, n: int, correct: np.ndarray,
+                 regret: np.ndarray, asked=None) -> list:
+  """A budget study's cell: the error rate and simple regret of the n
+  recommendations at time t of a run to `horizon` (`_scored`)."""
+  wrong = int(np.sum(~correct))
   err_lo, err_hi = wilson(wrong, n)
   mean, half = mean_ci(regret)
   head = [inst["name"], inst["source"], inst["group"], inst["family"], len(inst["means"])]
@@ -239,10 +237,9 @@ def _budget_cell(inst: dict, setting: dict, horizon: int, t: int, answers: np.nd
 
 
 def _budget_trials(inst: dict, setting: dict, horizon: int, t: int, answers: np.ndarray,
-                   asked=None) -> list:
+                   correct: np.ndarray, regret: np.ndarray) -> list:
   """A budget study's trial rows at time t: the recommendation (an arm, or an
-  answer set as `_answer` writes it), correct, regret."""
-  correct, regret = _scored(inst, answers, asked)
+  answer set as `_answer` writes it), correct, regret (`_scored`)."""
   head = [inst["name"], setting["rule"], params_text(setting["params"]), horizon, t]
   return [head + [j, _answer(a), int(c), float(r)]
           for j, (a, c, r) in enumerate(zip(answers, correct, regret))]
@@ -267,6 +264,8 @@ def budget_tables(resolved: dict, records: dict) -> tuple:
   cells, trials = [], []
   for (i, _, horizon), setting, times, rec in found:
     for c, t in enumerate(times):
-      cells.append(_budget_cell(instances[i], setting, horizon, t, rec[:, c], asked))
-      trials += _budget_trials(instances[i], setting, horizon, t, rec[:, c], asked)
+      correct, regret = _scored(instances[i], rec[:, c], asked)
+      cells.append(_budget_cell(instances[i], setting, horizon, t, len(rec), correct, regret,
+                                asked))
+      trials += _budget_trials(instances[i], setting, horizon, t, rec[:, c], correct, regret)
   return cells, trials
