@@ -21,8 +21,9 @@ EPS = 0.1
 def test_gaussian_closed_form_agrees_with_golden_section(args):
   fam = families.gaussian(sigma=0.7)
   with jax.enable_x64(True):
-    closed = float(eps_lib.eps_cost(fam, *args, method="closed"))
-    golden = float(eps_lib.eps_cost(fam, *args, method="golden"))
+    closed, golden = map(float, jax.jit(lambda *args: (
+        eps_lib.eps_cost(fam, *args, method="closed"),
+        eps_lib.eps_cost(fam, *args, method="golden")))(*args))
   assert closed > 0
   assert golden == pytest.approx(closed, rel=1e-9)
 
@@ -31,11 +32,12 @@ def test_eps_cost_zero_is_the_transport_cost_and_grows_with_eps():
   from jbai.transport import transport_cost
   fam = families.bernoulli()
   with jax.enable_x64(True):
-    zero = float(eps_lib.eps_cost(fam, 30.0, 0.6, 20.0, 0.4, 0.0))
-    exact = float(transport_cost(fam, 30.0, 0.6, 20.0, 0.4).value)
-    costs = [float(eps_lib.eps_cost(fam, 30.0, 0.6, 20.0, 0.4, e)) for e in (0.05, 0.1)]
-    # No pair of Bernoulli means is 1.5 apart: every arm is eps-good.
-    empty = float(eps_lib.eps_cost(fam, 30.0, 0.6, 20.0, 0.4, 1.5))
+    zero, exact, *costs, empty = map(float, jax.jit(lambda: (
+        eps_lib.eps_cost(fam, 30.0, 0.6, 20.0, 0.4, 0.0),
+        transport_cost(fam, 30.0, 0.6, 20.0, 0.4).value,
+        *(eps_lib.eps_cost(fam, 30.0, 0.6, 20.0, 0.4, e) for e in (0.05, 0.1)),
+        # No pair of Bernoulli means is 1.5 apart: every arm is eps-good.
+        eps_lib.eps_cost(fam, 30.0, 0.6, 20.0, 0.4, 1.5)))())
   assert zero == pytest.approx(exact, rel=1e-9)
   assert zero < costs[0] < costs[1]
   assert empty == float("inf")
@@ -51,9 +53,10 @@ def test_golden_section_agrees_with_a_grid(name, args):
   fam = families.get(name)
   n_a, m_a, n_b, m_b, eps = args
   with jax.enable_x64(True):
-    golden = float(eps_lib.eps_cost(fam, *args))
     x = jnp.linspace(max(m_b - eps, fam.lo), min(m_a, fam.hi - eps), 200_001)
-    grid = float(jnp.min(n_a * fam.kl(m_a, x) + n_b * fam.kl(m_b, x + eps)))
+    golden, grid = map(float, jax.jit(lambda x, n_a, m_a, n_b, m_b, eps: (
+        eps_lib.eps_cost(fam, n_a, m_a, n_b, m_b, eps),
+        jnp.min(n_a * fam.kl(m_a, x) + n_b * fam.kl(m_b, x + eps))))(x, *args))
   assert golden > 0
   assert golden <= grid + 1e-9 and golden == pytest.approx(grid, rel=1e-6)
 
@@ -142,14 +145,14 @@ def test_bisection_agrees_with_scipy_and_golden_section_in_float64(name):
   draws = _eps_draws(name, 300, seed=1)
   fam = families.get(name)
   with jax.enable_x64(True):
-    bisect = eps_lib.eps_transport(fam, *draws)
-    golden = np.asarray(eps_lib.eps_cost(fam, *draws, method="golden"))
-  value, x = np.asarray(bisect.value), np.asarray(bisect.x)
+    bisect, golden, (lo, hi) = jax.jit(lambda *draws: (
+        eps_lib.eps_transport(fam, *draws), eps_lib.eps_cost(fam, *draws, method="golden"),
+        eps_lib.eps_bracket(fam, draws[1], draws[3], draws[4])))(*draws)
+  value, x, golden = np.asarray(bisect.value), np.asarray(bisect.x), np.asarray(golden)
   ref = _scipy_eps_costs(name, *draws)
   tol = 1e-9 * np.abs(ref) + 1e-12 + _rounding(name, *draws, x, np.float64)
   assert len(ref) > 200 and np.isfinite(value).all() and (value > 0).all()
   _assert_close(value, (ref, golden), tol)
-  lo, hi = eps_lib.eps_bracket(fam, draws[1], draws[3], draws[4])
   assert np.all((x >= lo) & (x <= hi))
 
 
@@ -159,10 +162,11 @@ def test_bisection_in_float32_agrees_with_float64(name):
   inputs, beyond the float32 rounding of the objective's terms."""
   draws = tuple(np.float32(v).astype(np.float64) for v in _eps_draws(name, 300, seed=2))
   fam = families.get(name)
+  transport = jax.jit(lambda *draws: eps_lib.eps_transport(fam, *draws))
   with jax.enable_x64(True):
-    exact = eps_lib.eps_transport(fam, *draws)
+    exact = transport(*draws)
   with jax.enable_x64(False):
-    single = eps_lib.eps_transport(fam, *(np.float32(v) for v in draws))
+    single = transport(*(np.float32(v) for v in draws))
   assert single.value.dtype == np.float32
   v64, v32 = np.asarray(exact.value), np.asarray(single.value).astype(np.float64)
   tol = 1e-5 * v64 + _rounding(name, *draws, np.asarray(exact.x), np.float32)
@@ -182,9 +186,10 @@ def test_bisection_at_the_ends_of_theta():
   eps = np.array([1 - 1e-9, 1 - 1e-9, 1 - 1e-6, 1 - 1e-3, 0.5, 0.0, 0.01, 0.0, 0.0])
   draws = (n_a, m_a, n_b, m_b, eps)
   with jax.enable_x64(True):
-    bisect = eps_lib.eps_transport(fam, *draws)
-    golden = np.asarray(eps_lib.eps_cost(fam, *draws, method="golden"))
-    empty = eps_lib.eps_cost(fam, 3.0, 0.6, 2.0, 0.4, np.array([1.0 + 1e-9, 1.5]))
+    bisect, golden, empty = jax.jit(lambda *draws: (
+        eps_lib.eps_transport(fam, *draws), eps_lib.eps_cost(fam, *draws, method="golden"),
+        eps_lib.eps_cost(fam, 3.0, 0.6, 2.0, 0.4, np.array([1.0 + 1e-9, 1.5]))))(*draws)
+    golden = np.asarray(golden)
   value, ref = np.asarray(bisect.value), _scipy_eps_costs("bernoulli", *draws)
   assert value[-1] == 0.0 and golden[-1] == 0.0 and (value[:-1] > 0).all()
   tol = 1e-9 * ref + 1e-12 + _rounding("bernoulli", *draws, np.asarray(bisect.x), np.float64)
@@ -203,8 +208,8 @@ def test_bisection_on_a_general_family():
   draws = (np.exp(rng.uniform(0, np.log(1e6), n)).round(), m.max(0),
            np.exp(rng.uniform(0, np.log(1e6), n)).round(), m.min(0), rng.uniform(0, 1, n))
   with jax.enable_x64(True):
-    bisect = np.asarray(eps_lib.eps_cost(fam, *draws))
-    golden = np.asarray(eps_lib.eps_cost(fam, *draws, method="golden"))
+    bisect, golden = map(np.asarray, jax.jit(lambda *draws: (
+        eps_lib.eps_cost(fam, *draws), eps_lib.eps_cost(fam, *draws, method="golden")))(*draws))
     f = jax.jit(lambda x, na, ma, nb, mb, e: na * fam.kl(ma, x) + nb * fam.kl(mb, x + e))
     ref = []
     for na, ma, nb, mb, e in zip(*draws):
@@ -243,9 +248,10 @@ def test_bisect_root_keeps_to_the_bracket():
   import jax.numpy as jnp
   from jbai.transport import bisect_root
   with jax.enable_x64(True):
-    root = bisect_root(lambda x: 1 / (1 - x) - 2 / x, 0.0, 1.0)  # crossing at 2/3
-    ends = bisect_root(lambda x: x - jnp.array([-1.0, 2.0]), jnp.zeros(2), jnp.ones(2))
-    nan = bisect_root(lambda x: jnp.where(x > 0.5, jnp.nan, -1.0), 0.0, 1.0)
+    root, ends, nan = jax.jit(lambda: (
+        bisect_root(lambda x: 1 / (1 - x) - 2 / x, 0.0, 1.0),  # crossing at 2/3
+        bisect_root(lambda x: x - jnp.array([-1.0, 2.0]), jnp.zeros(2), jnp.ones(2)),
+        bisect_root(lambda x: jnp.where(x > 0.5, jnp.nan, -1.0), 0.0, 1.0)))()
   assert float(root) == pytest.approx(2 / 3, abs=3e-16)
   assert ends.tolist() == [0.0, 1.0]
   assert float(nan) == pytest.approx(0.5, abs=1e-15)

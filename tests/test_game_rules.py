@@ -92,10 +92,12 @@ def test_kl_bounds_and_best_response_match_the_gaussian_closed_forms():
   mean = jnp.array([1.0, 0.5, -0.3])
   level = jnp.array([0.1, 0.02, 0.5])
   half = np.sqrt(2 * 4.0 * np.asarray(level))
-  np.testing.assert_allclose(kl_bound(fam, mean, level, True), mean + half, rtol=1e-5)
-  np.testing.assert_allclose(kl_bound(fam, mean, level, False), mean - half, rtol=1e-5)
   w = jnp.array([0.5, 0.1, 0.4])
-  resp = best_response(jax.random.key(0), fam, w, mean, jnp.int32(0))
+  upper, lower, resp = jax.jit(lambda key, w, mean, level: (
+      kl_bound(fam, mean, level, True), kl_bound(fam, mean, level, False),
+      best_response(key, fam, w, mean, jnp.int32(0))))(jax.random.key(0), w, mean, level)
+  np.testing.assert_allclose(upper, mean + half, rtol=1e-5)
+  np.testing.assert_allclose(lower, mean - half, rtol=1e-5)
   # Costs w_0 w_j (m_0 - m_j)^2 / (2 sigma^2 (w_0 + w_j)): arm 1 costs 0.0026, arm 2 0.036.
   x = (0.5 * 1.0 + 0.1 * 0.5) / 0.6
   assert int(resp.challenger) == 1
@@ -107,17 +109,20 @@ def test_kl_bounds_and_best_response_match_the_gaussian_closed_forms():
 def test_optimistic_means_lift_the_leader_and_lower_the_others():
   fam = gaussian()
   mean, counts = jnp.array([0.2, 1.0, 0.5]), jnp.array([4, 10, 6], jnp.int32)
-  got = optimistic_means(fam, mean, counts, jnp.int32(20), jnp.int32(1))
+  got = jax.jit(lambda mean, counts: optimistic_means(fam, mean, counts, jnp.int32(20),
+                                                      jnp.int32(1)))(mean, counts)
   half = np.sqrt(2 * np.log(20) / np.asarray(counts))
   np.testing.assert_allclose(got, [0.2 - half[0], 1.0 + half[1], 0.5 - half[2]], rtol=1e-5)
 
 
 def test_track_deficit_adds_w_and_takes_the_pull_off():
   deficit = jnp.array([0.2, -0.1, -0.1])
-  arm, new = track_deficit(0.0, deficit, jnp.array([0.1, 0.6, 0.3]), jnp.int32(2), False)
+  track = jax.jit(lambda deficit, forced: track_deficit(
+      0.0, deficit, jnp.array([0.1, 0.6, 0.3]), jnp.int32(2), forced), static_argnums=1)
+  arm, new = track(deficit, False)
   assert int(arm) == 1
   np.testing.assert_allclose(new, [0.3, -0.5, 0.2], atol=1e-7)
-  arm, same = track_deficit(0.0, deficit, jnp.array([0.1, 0.6, 0.3]), jnp.int32(2), True)
+  arm, same = track(deficit, True)
   assert int(arm) == 2 and np.array_equal(same, deficit)
 
 
@@ -150,11 +155,12 @@ def test_dkm_gain_at_the_edge_of_theta_is_finite_and_the_same_in_float32_and_flo
   mean tau differed by 30% between the two)."""
   gain_of = importlib.import_module("jbai.rules.dkm").optimistic_gain
   fam = bernoulli()
+  gain = jax.jit(functools.partial(gain_of, fam))
   gains = []
   for dtype in (jnp.float32, jnp.float64):
     mean = jnp.asarray([1.0, 0.0, 0.5, 0.0], dtype)
-    gains.append(np.asarray(gain_of(fam, mean, jnp.asarray([2, 1, 2, 1]), jnp.asarray(6),
-                                    jnp.asarray([0.75, 0.0, 0.75, 0.0], dtype))))
+    gains.append(np.asarray(gain(mean, jnp.asarray([2, 1, 2, 1]), jnp.asarray(6),
+                                 jnp.asarray([0.75, 0.0, 0.75, 0.0], dtype))))
   assert np.all(np.isfinite(gains[1])) and gains[1].max() < 20, gains[1]
   np.testing.assert_allclose(gains[0], gains[1], rtol=1e-5)
 
@@ -164,10 +170,15 @@ def test_gradient_ascent_takes_exponential_weights_of_the_summed_gradients():
   stats = make_stats(fam, [4, 4, 4], [1.0, 0.0, 0.5])
   rule = gradient_ascent()
   arm, new = select(rule, fam, stats)
-  grad = best_response(jax.random.key(0), fam, jnp.full(3, 1 / 3), stats.mean,
-                       jnp.int32(0)).gradient
+
+  @jax.jit
+  def gradient(key, mean):
+    g = best_response(key, fam, jnp.full(3, 1 / 3), mean, jnp.int32(0)).gradient
+    return g, jax.nn.softmax(g / np.sqrt(13.0))
+
+  grad, softmax = gradient(jax.random.key(0), stats.mean)
   np.testing.assert_allclose(new.total, grad, rtol=1e-6)
-  np.testing.assert_allclose(new.w, jax.nn.softmax(grad / np.sqrt(13.0)), rtol=1e-6)
+  np.testing.assert_allclose(new.w, softmax, rtol=1e-6)
   gamma = 0.25 / np.sqrt(12.0)
   mixed = (1 - gamma) * np.asarray(new.w) + gamma / 3
   np.testing.assert_allclose(np.asarray(new.deficit) + (np.arange(3) == int(arm)), mixed,

@@ -123,7 +123,7 @@ def test_weibull_mle_against_numerical_maximisation():
   k, lo, hi = 2.0, 0.25, 4.0
   fam = jbai.families.weibull(shape=k, lo=lo, hi=hi)
   rng = np.random.default_rng(2)
-  mle = jax.jit(fam.mle)
+  mle = jax.jit(lambda n, x: fam.mle(n, jnp.sum(fam.stat(x), axis=0)))
   worst = 0.0
   for n in (1, 3, 10, 100, 1000):
     for m0 in (0.2, 0.5, 1.7, 3.9, 5.0):
@@ -132,7 +132,7 @@ def test_weibull_mle_against_numerical_maximisation():
           stats.weibull_min.logpdf(x, k, scale=m / math.gamma(1 + 1 / k)))
       ref = optimize.minimize_scalar(nll, bounds=(lo, hi), method="bounded",
                                      options={"xatol": 1e-10}).x
-      got = float(mle(n, jnp.sum(fam.stat(jnp.asarray(x)), axis=0)))
+      got = float(mle(n, jnp.asarray(x)))
       worst = max(worst, abs(got - ref))
   assert worst < 1e-6
 
@@ -163,8 +163,13 @@ def test_weibull_assumption_7_fails_and_paper_threshold():
   assert opted != fam   # distinct compilation-cache entries
   # Observed information at an interior MLE is T k^2 / m_hat^2 >= T sigma^2.
   x = np.asarray(fam.sample(jax.random.key(4), jnp.full(50, 1.3)))
-  m_hat = float(fam.mle(50, jnp.sum(fam.stat(jnp.asarray(x)), 0)))
-  observed = -float(jnp.sum(d2_dm2(jnp.asarray(x), jnp.full(50, m_hat))))
+
+  @jax.jit
+  def information(x):
+    m_hat = fam.mle(50, jnp.sum(fam.stat(x), 0))
+    return m_hat, -jnp.sum(d2_dm2(x, jnp.full(50, m_hat)))
+
+  m_hat, observed = map(float, information(jnp.asarray(x)))
   assert observed == pytest.approx(50 * k * k / m_hat ** 2, rel=1e-9)
   assert observed >= 50 * opted.curvature
 
@@ -177,19 +182,21 @@ def test_logcosh_density_kl_fisher():
   fam = jbai.families.logcosh()
   mass = integrate.quad(_lc_density_np, -40, 40, points=[0.0], epsabs=1e-14)[0]
   second = integrate.quad(lambda z: z * z * _lc_density_np(z), -40, 40, points=[0.0])[0]
-  assert mass == pytest.approx(1.0, abs=1e-12)
-  np.testing.assert_allclose(float(fam.log_density(0.7, 0.2)),
-                             math.log(_lc_density_np(0.5)), rtol=1e-13)
-  assert second == pytest.approx(0.5918341149305851, rel=1e-9)
   ds = np.array([1e-3, 0.05, 0.3, 1.0, 2.5, 6.0, 9.9])
+  log_density, kl, kl_flipped, kl_same, fisher = jax.jit(lambda ds, flipped: (
+      fam.log_density(0.7, 0.2), fam.kl(ds, 0.0), fam.kl(flipped, 1.0), fam.kl(0.4, 0.4),
+      fam.fisher(0.3)))(ds, 1.0 - ds)
+  assert mass == pytest.approx(1.0, abs=1e-12)
+  np.testing.assert_allclose(float(log_density), math.log(_lc_density_np(0.5)), rtol=1e-13)
+  assert second == pytest.approx(0.5918341149305851, rel=1e-9)
   ref = np.array([_kl_logcosh_quad(d) for d in ds])
   # Table error: <= 1e-11 absolute, relative 1e-9 away from m = m2 (2e-6 at d = 1e-3).
-  np.testing.assert_allclose(fam.kl(ds, 0.0), ref, rtol=1e-9, atol=1e-11)
-  np.testing.assert_allclose(fam.kl(1.0 - ds, 1.0), ref, rtol=1e-9, atol=1e-11)  # symmetric
-  assert float(fam.kl(0.4, 0.4)) == 0.0
+  np.testing.assert_allclose(kl, ref, rtol=1e-9, atol=1e-11)
+  np.testing.assert_allclose(kl_flipped, ref, rtol=1e-9, atol=1e-11)  # symmetric
+  assert float(kl_same) == 0.0
   fisher_ref = integrate.quad(lambda z: _lc_density_np(z) * (1 + np.cosh(z) ** -2),
                               -40, 40, points=[0.0], epsabs=1e-14)[0]
-  assert float(fam.fisher(0.3)) == pytest.approx(fisher_ref, rel=1e-12)
+  assert float(fisher) == pytest.approx(fisher_ref, rel=1e-12)
   assert float(jax.jit(general.kl_fisher(fam.kl))(0.3)) == pytest.approx(fisher_ref,
                                                                        rel=1e-5)
   # Assumption 7: -d2/dm2 log pi = 1 + sech^2(x - m) >= 1.
@@ -338,27 +345,34 @@ def test_rules_use_sample_means_and_stopping_uses_mles():
   # arm 1 first, the MLEs (c sqrt(mean of x^2)) rank arm 0 first.
   rewards = [np.array([0.2, 2.8] * 10), np.array([1.6] * 20), np.array([0.5] * 20)]
   counts = jnp.asarray([len(r) for r in rewards], jnp.int32)
-  summed = jnp.stack([jnp.sum(fam.stat(jnp.asarray(r)), 0) for r in rewards])
-  st = jbai.arm_stats(fam, counts, summed, jnp.sum(counts))
+
+  @jax.jit
+  def statistics(counts, rewards):
+    summed = jnp.stack([jnp.sum(fam.stat(r), 0) for r in rewards])
+    st = jbai.arm_stats(fam, counts, summed, jnp.sum(counts))
+    # The leader's MLE raised above the others.
+    st2 = jbai.arm_stats(fam, counts, summed.at[1, 1].multiply(1.6), jnp.sum(counts))
+    top, ch, glr = jbai.stopping_statistic(fam, st2)
+    by_mle = jbai.pair_costs(fam, st2.counts, st2.mle, top)
+    by_mean = jbai.pair_costs(fam, st2.counts, st2.mean, top)
+    return st, jbai.stopping_statistic(fam, st), (top, glr, jnp.min(by_mle), jnp.min(by_mean))
+
+  st, (top, ch, glr), (top2, glr2, by_mle, by_mean) = statistics(
+      counts, [jnp.asarray(r) for r in rewards])
   np.testing.assert_allclose(st.mean, [1.5, 1.6, 0.5])
   c = math.gamma(1.5)
   np.testing.assert_allclose(st.mle, [c * math.sqrt(3.94), 1.6 * c, 0.5 * c], rtol=1e-12)
-  top, ch, glr = jbai.stopping_statistic(fam, st)
   assert int(top) == 1                       # the leader comes from the sample means
   assert int(ch) == 0 and float(glr) == 0.0  # the MLEs disagree: no evidence to stop
   # With the leader's MLE above the others, the GLLR uses the MLEs, not the means.
-  st2 = jbai.arm_stats(fam, counts, summed.at[1, 1].multiply(1.6), jnp.sum(counts))
-  top, ch, glr = jbai.stopping_statistic(fam, st2)
-  by_mle = jbai.pair_costs(fam, st2.counts, st2.mle, top)
-  by_mean = jbai.pair_costs(fam, st2.counts, st2.mean, top)
-  assert int(top) == 1 and float(glr) == pytest.approx(float(jnp.min(by_mle)), rel=1e-12)
-  assert 0 < float(glr) and float(jnp.min(by_mean)) > 5 * float(glr)
+  assert int(top2) == 1 and float(glr2) == pytest.approx(float(by_mle), rel=1e-12)
+  assert 0 < float(glr2) and float(by_mean) > 5 * float(glr2)
   # TCB and ITCB select from the sample means: swapping in the MLEs changes the pick.
   for rule in (jbai.rules.tcb(), jbai.rules.itcb()):
     state = rule.init(3)
-    picks = {int(rule.select(jax.random.key(s), fam, st, state)[0]) for s in range(8)}
-    swapped = {int(rule.select(jax.random.key(s), fam, st._replace(mean=st.mle), state)[0])
-               for s in range(8)}
+    select = jax.jit(lambda s, st: rule.select(jax.random.key(s), fam, st, state)[0])
+    picks = {int(select(s, st)) for s in range(8)}
+    swapped = {int(select(s, st._replace(mean=st.mle))) for s in range(8)}
     assert picks != swapped
 
 
@@ -440,17 +454,22 @@ def test_newton_transport_finds_the_minimiser():
   rng = np.random.default_rng(3)
   m_a, m_b = (jnp.asarray(rng.uniform(-5.0, 5.0, 2000)) for _ in range(2))
   w_a, w_b = (jnp.asarray(rng.uniform(0.0, 1.0, 2000) ** 3) for _ in range(2))
-  x = jax.jit(fam.transport_x)(w_a, m_a, w_b, m_b)
-  objective = lambda q: w_a * fam.kl(m_a, q) + w_b * fam.kl(m_b, q)
-  ones = jnp.ones_like(x)
-  slope = lambda q: jax.jvp(objective, (q,), (ones,))[1]
-  g, h = jax.jit(lambda q: jax.jvp(slope, (q,), (ones,)))(x)
-  gap = np.abs(np.asarray(m_a - m_b))
-  assert np.all(np.asarray(h) > 0)
-  assert np.max(np.abs(np.asarray(g / h)) / gap) < 1e-10
-  golden = jax.jit(lambda: jbai.golden_section(objective, jnp.minimum(m_a, m_b),
-                                               jnp.maximum(m_a, m_b), 200))()
-  assert np.max(np.asarray(objective(x) - objective(golden))) < 1e-13
+
+  @jax.jit
+  def transport(w_a, m_a, w_b, m_b):
+    x = fam.transport_x(w_a, m_a, w_b, m_b)
+    objective = lambda q: w_a * fam.kl(m_a, q) + w_b * fam.kl(m_b, q)
+    ones = jnp.ones_like(x)
+    slope = lambda q: jax.jvp(objective, (q,), (ones,))[1]
+    g, h = jax.jvp(slope, (x,), (ones,))  # the objective's first and second derivatives
+    golden = jbai.golden_section(objective, jnp.minimum(m_a, m_b), jnp.maximum(m_a, m_b), 200)
+    return g, h, objective(x) - objective(golden)
+
+  g, h, excess = map(np.asarray, transport(w_a, m_a, w_b, m_b))
+  gap = np.abs(np.asarray(m_a) - np.asarray(m_b))
+  assert np.all(h > 0)
+  assert np.max(np.abs(g / h) / gap) < 1e-10
+  assert np.max(excess) < 1e-13
 
 
 def test_general_family_rejects_bad_input():

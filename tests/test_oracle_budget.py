@@ -74,8 +74,8 @@ def test_bernoulli_w_fb_against_scipy(means):
     w_star = np.asarray(optimal_allocation("bernoulli", means, method="exact")[0])
     rng = np.random.default_rng(0)
     ws = rng.dirichlet(np.ones(len(means)), 8)
-    rates = np.asarray(budget_rate(jbai.families.bernoulli(), jnp.asarray(means),
-                                   jnp.asarray(ws)))
+    rates = np.asarray(jax.jit(lambda m, w: budget_rate(jbai.families.bernoulli(), m, w))(
+        jnp.asarray(means), jnp.asarray(ws)))
   w_ref, g_ref = scipy_budget_allocation("bernoulli", means)
   np.testing.assert_allclose(w_fb, w_ref, atol=2e-5)
   assert abs(float(g_fb) / g_ref - 1) < 1e-7
@@ -111,7 +111,8 @@ def test_uniform_error_decays_at_the_rate_of_uniform():
   from 400 to 3,200 falls toward Gamma_FB (1.10, 1.05, 1.03 of it)."""
   means = [1.0, 0.5, 0.5, 0.5]
   with jax.enable_x64(True):
-    g = float(budget_rate(jbai.families.gaussian(), jnp.asarray(means), jnp.full(4, 0.25)))
+    g = float(jax.jit(lambda m, w: budget_rate(jbai.families.gaussian(), m, w))(
+        jnp.asarray(means), jnp.full(4, 0.25)))
   assert abs(g - rate("gaussian", means, [0.25] * 4)) < 1e-12
   ts = [400, 800, 1600, 3200]
   y = [-math.log(uniform_error(means, t)) + 0.5 * math.log(t) for t in ts]
