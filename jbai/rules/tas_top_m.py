@@ -8,12 +8,13 @@ means as Track-and-Stop's D-tracking does (Garivier & Kaufmann 2016;
 least-sampled arm while some arm is unpulled or has T_t(a) < sqrt(t) - K/2. The
 pairs are those of the empirical top m at each step.
 
-The oracle runs warm (`jbai.oracle.pieces.pairs_warm`): two Newton steps per step
+The oracle runs warm (`jbai.oracle.pieces.pairs_warm`): one Newton step per step
 on the log-barrier problem from the previous step's point, kept in the rule's
 state with the barrier's gap, which follows the barrier's path one stage per
 step after a start and whenever the means move too far, down to a relative gap
 of 1e-3 in T (the full solver's twelve stages of eight Newton steps would cost
-about fifty times as much per step). Where the empirical top m is tied across its
+about a hundred times as much per step; a second Newton step per step moved
+E[tau] by 1 to 2% and doubled the step's cost). Where the empirical top m is tied across its
 edge (a pair of equal means, which Bernoulli rewards give often at equal counts:
 no w* exists) the rule keeps its last point and tracks its allocation; the
 uniform allocation there would keep the counts equal and the tie likely, and
