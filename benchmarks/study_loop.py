@@ -12,12 +12,15 @@ timing. Prints, per case:
   - the steps (rewards) of jbai's trials, and the mean stopping time of each with
     its 95% interval and whether they agree (|difference| <= 1.96 standard errors);
   - seconds: jbai cold and warm (and the compile seconds its jobs report), the loop;
-  - the ratios loop seconds / jbai seconds (1 is the loop's speed).
+  - the ratios loop seconds / jbai seconds (1 is the loop's speed);
+  - with --processes P (P > 1), warm with `jbai study --processes P` (each job's
+    trials in P worker processes, one per core, one device each: a run of its own
+    fills the cache with their programs first), and its ratio.
 
 Needs numba (`pip install jbai[bench]`).
 
 Usage: python benchmarks/study_loop.py [--cases 200x50x5,200x400x5,100x50x20]
-         [--min-gap 0.1] [--json out.json]
+         [--min-gap 0.1] [--processes 2] [--json out.json]
 """
 
 import argparse
@@ -57,11 +60,12 @@ name = "tcb"
 """
 
 
-def run_study(spec_path, out, cache):
+def run_study(spec_path, out, cache, processes=1):
   """(wall seconds of `jbai study` in a new process, its jobs' compile seconds)."""
   env = dict(os.environ, JBAI_COMPILATION_CACHE_DIR=cache)
   t0 = time.perf_counter()
-  subprocess.run(["jbai", "study", spec_path, "--out", out], env=env, check=True,
+  subprocess.run(["jbai", "study", spec_path, "--out", out, "--processes", str(processes)],
+                 env=env, check=True,
                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
   wall = time.perf_counter() - t0
   compile_s = sum(json.loads(line)["result"].get("compile_seconds") or 0.0
@@ -82,6 +86,8 @@ def main():
                       help="instances x trials x arms, comma-separated")
   parser.add_argument("--min-gap", type=float, default=0.1)
   parser.add_argument("--seed", type=int, default=0)
+  parser.add_argument("--processes", type=int, default=1,
+                      help="also run warm with jbai study --processes P")
   parser.add_argument("--json", default=None)
   args = parser.parse_args()
   lk.seed(args.seed)
@@ -89,7 +95,8 @@ def main():
   print(f"TCB, drawn Gaussian instances (min gap {args.min_gap}), delta = {DELTA}, gk16; "
         f"{os.cpu_count()} CPUs")
   print(f"{'case':>11} {'steps':>8} {'jbai tau':>16} {'loop tau':>16} {'agree':>5} "
-        f"{'cold s':>7} {'compile':>7} {'warm s':>7} {'loop s':>7} {'x cold':>6} {'x warm':>6}")
+        f"{'cold s':>7} {'compile':>7} {'warm s':>7} {'loop s':>7} {'x cold':>6} {'x warm':>6}"
+        + (f" {'warm P':>7} {'x P':>6}" if args.processes > 1 else ""))
   for case in args.cases.split(","):
     n_inst, trials, arms = map(int, case.split("x"))
     work = tempfile.mkdtemp(prefix="study-loop-")
@@ -101,6 +108,10 @@ def main():
       cache = os.path.join(work, "cache")
       cold, compile_s = run_study(spec, os.path.join(work, "cold"), cache)
       warm, _ = run_study(spec, os.path.join(work, "warm"), cache)
+      shared = None
+      if args.processes > 1:  # its first run compiles the one-device programs of its workers
+        run_study(spec, os.path.join(work, "shared-cold"), cache, args.processes)
+        shared = run_study(spec, os.path.join(work, "shared"), cache, args.processes)[0]
       means, tau = study_taus(os.path.join(work, "warm"))
       log_inv_delta = math.log(1 / DELTA)
       lk.run_instances(lk.GAUSSIAN, lk.TCB, means[:2], log_inv_delta, 1.0, MAX_STEPS, 2)
@@ -114,11 +125,13 @@ def main():
     agree = abs(m_j - m_l) <= math.hypot(h_j, h_l)
     row = dict(case=case, steps=float(tau.sum()), jbai_tau=m_j, jbai_ci=h_j, loop_tau=m_l,
                loop_ci=h_l, agree=bool(agree), cold_s=cold, compile_s=compile_s,
-               warm_s=warm, loop_s=loop_s, ratio_cold=loop_s / cold, ratio_warm=loop_s / warm)
+               warm_s=warm, loop_s=loop_s, ratio_cold=loop_s / cold, ratio_warm=loop_s / warm,
+               processes=args.processes, warm_processes_s=shared)
     rows.append(row)
     print(f"{case:>11} {row['steps']:>8.2g} {m_j:>9.0f} ± {h_j:<4.0f} {m_l:>9.0f} ± {h_l:<4.0f} "
           f"{'yes' if agree else 'NO':>5} {cold:>7.1f} {compile_s:>7.1f} {warm:>7.1f} "
-          f"{loop_s:>7.2f} {row['ratio_cold']:>6.2f} {row['ratio_warm']:>6.2f}", flush=True)
+          f"{loop_s:>7.2f} {row['ratio_cold']:>6.2f} {row['ratio_warm']:>6.2f}"
+          + (f" {shared:>7.1f} {loop_s / shared:>6.2f}" if shared else ""), flush=True)
   if args.json:
     with open(args.json, "w") as f:
       json.dump(rows, f, indent=1)

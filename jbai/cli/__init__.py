@@ -42,7 +42,7 @@ from jbai.cli.args import (DEFAULT_RUN, Parser, UsageError, add_budget_args, add
                            add_family_args, add_output_args, add_question_args,
                            add_rule_args, add_run_args, count,
                            delta_list, join_negative_values, name_list, number,
-                           number_list, path_name)
+                           number_list, path_name, positive_count)
 from jbai.cli.grad import add_grad_args, cmd_grad, grad_records
 from jbai.cli.oracle import cmd_oracle
 from jbai.cli.plan import (Plan, Run, check_combinations, family_from_args, plan_command,
@@ -165,6 +165,10 @@ def build_parser() -> argparse.ArgumentParser:
                  help="output folder (a rerun resumes it)")
   p.add_argument("--quiet", action="store_true", help="no progress lines")
   add_device_args(p)
+  p.add_argument("--processes", type=positive_count, default=1, metavar="N",
+                 help="run each job's trials in N worker processes, each on one core with "
+                 "one CPU device, in place of this process's devices (default 1; results "
+                 "do not depend on it)")
   p.set_defaults(func=cmd_study)
 
   p = sub.add_parser("plot", help="draw a study's figures again from its saved tables")

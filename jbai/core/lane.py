@@ -107,6 +107,8 @@ class Config(NamedTuple):
   thr_params: Any         # threshold parameters (from Threshold.init)
   rule_state: Any         # every trial's initial rule state, rule.init(K)
   todo: Any = None        # [T] int32, the trial numbers to run (None: 0, 1, ..., total - 1)
+  stride: Any = None      # [2] int32 (first, step): without todo, the trial numbers
+                          # first + step * j, j < total (None: first 0, step 1)
 
 
 def fold_in_count(key: jax.Array, n: jax.Array) -> jax.Array:

@@ -124,8 +124,9 @@ def build_chunk(family: Family, rule: Rule, threshold, num_arms: int,
   fall after the same steps whatever `unroll` is, so results do not depend on it.
 
   With several devices each runs its own pool of `n_lanes` lanes on the trials
-  n = todo[device + n_devices * j], j = 0, 1, ... (the trial's result depends on n
-  alone, so the split does not change any result).
+  n = todo[device + n_devices * j], j = 0, 1, ... (or first + step * (device +
+  n_devices * j) with the config's stride; the trial's result depends on n alone,
+  so the split does not change any result).
 
   Returns:
     chunk_fn(pool, config, total, device, n_devices) -> pool, where total is the
@@ -148,8 +149,12 @@ def build_chunk(family: Family, rule: Rule, threshold, num_arms: int,
     # Written and idle lanes take the next pending trials, in lane order.
     free = written | (lanes.index < 0)
     position = device + n_devices * (pool.next_trial + running_count(free) - 1)
-    trial = (position if config.todo is None else
-             config.todo[jnp.clip(position, 0, config.todo.shape[0] - 1)])
+    if config.todo is not None:
+      trial = config.todo[jnp.clip(position, 0, config.todo.shape[0] - 1)]
+    elif config.stride is not None:
+      trial = config.stride[0] + config.stride[1] * position
+    else:
+      trial = position
     new_index = jnp.where(position < total, trial, -1).astype(jnp.int32)
     fresh = jax.vmap(lambda i: start(config, i, num_arms, n_deltas, scores))(new_index)
     lanes = jax.tree.map(

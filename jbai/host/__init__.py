@@ -6,6 +6,7 @@
   summary.py      mean tau and error rate with 95% intervals, T*(nu), the ratio
   caches.py       JAX's persistent compilation cache, opt-in
   cores.py        one JAX device per CPU core, opt-in (`use_cpu_cores`)
+  processes.py    worker processes of one core and one device each (`jbai study --processes`)
   memory_maps.py  keeps a process under Linux's limit on memory mappings
   io.py           atomic writes, a JSON-lines store of records, progress lines
 """

@@ -6,6 +6,7 @@ over devices and hosts, and moves the last, longest trials to a smaller pool.
 Per trial, its results are those of `jbai.rollout` with the same key.
 """
 
+import inspect
 import time
 from typing import Callable, Optional
 
@@ -205,11 +206,13 @@ def _run(program, compiled, pool, config, total, out, seen, n_lanes, per_device,
 
 def run_pool(key, family, rule, threshold, table, n_trials: int, max_steps: int, thr_params,
              rule_state, n_levels: int, lanes, chunk: int, devices, shrink, done, scores,
-             progress, on_chunk) -> tuple:
+             progress, on_chunk, share=None) -> tuple:
   """Runs every trial of a checked run on the chunk program: (the per-trial raw
   records {name: [I * n_trials, ...]}, the run's stats). `thr_params` and
   `rule_state` are the run's (`Config`), `n_levels` the stop's levels (the deltas,
-  or a budget run's checkpoints); the other arguments are `simulate`'s."""
+  or a budget run's checkpoints); `share` (r, n) runs only the trials whose index
+  is r modulo n (`simulate_share`); the other arguments are `simulate`'s. A run
+  with nothing left to run compiles nothing."""
   n_inst, num_arms = table.shape
   n_all = n_inst * n_trials
   devices = tuple(devices or jax.local_devices())
@@ -232,17 +235,23 @@ def run_pool(key, family, rule, threshold, table, n_trials: int, max_steps: int,
   out = {k: np.zeros((n_all,) + v.shape[2:], v.dtype)
          for k, v in pool_lib.records(pool.slots).items()}
   seen = _resume(done, out, n_all, scores)
+  first, step = (0, 1) if share is None else share
+  whole = not seen.any()  # the trials first + step * j: no list of them (the same program)
+  seen |= np.arange(n_all) % step != first  # another share's trials: not this run's
   todo = np.flatnonzero(~seen).astype(np.int32)
   total = len(todo)
-  # Numpy where it can be, sent in one transfer: each op run on the host is a
-  # dispatch, and in a new process a compilation (or a load from the cache).
-  config = jax.device_put(config._replace(todo=None if total == n_all else todo))
-  compiled = program(n_lanes)
-  pool = jax.device_put(pool, compiled[1])
-  per_device = np.array([len(range(d, total, len(devices))) for d in range(len(devices))])
-  after = None if shrink is None else shrink * pool_lib.shrink_after(devices[0].platform)
-  timing, sizes = _run(program, compiled, pool, config, total, out, seen, n_lanes, per_device,
-                       after, progress, on_chunk)
+  timing, sizes = _Timing(), [n_lanes]
+  if total:
+    # Numpy where it can be, sent in one transfer: each op run on the host is a
+    # dispatch, and in a new process a compilation (or a load from the cache).
+    config = jax.device_put(config._replace(todo=None if whole else todo,
+                                            stride=np.asarray([first, step], np.int32)))
+    compiled = program(n_lanes)
+    pool = jax.device_put(pool, compiled[1])
+    per_device = np.array([len(range(d, total, len(devices))) for d in range(len(devices))])
+    after = None if shrink is None else shrink * pool_lib.shrink_after(devices[0].platform)
+    timing, sizes = _run(program, compiled, pool, config, total, out, seen, n_lanes, per_device,
+                         after, progress, on_chunk)
   stats = {"wall_seconds": timing.wall, "compile_seconds": timing.compile_s,
            "useful_steps": timing.useful, "timed_useful_steps": timing.timed_useful,
            "lane_steps": timing.lane_steps,
@@ -351,6 +360,52 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
   """
   inputs.refuse_traced("jbai.simulate", "jbai.rollout, its pure counterpart", means=means,
                        delta=delta, key=key)
+  family, threshold, means_np, levels, out, stats = _simulate(
+      key, family, means, rule, delta, n_trials, threshold, max_steps, lanes, chunk, progress,
+      on_chunk, devices, shrink, done, scores, eps_good, problem, share=None)
+  return _result(family, threshold, means_np, levels, int(n_trials), np.ndim(delta) == 0,
+                 scores, out, stats)
+
+
+def simulate_share(key: jax.Array, family, means, rule, delta, n_trials: int, *,
+                   share: tuple, **kwargs) -> dict:
+  """Runs one share of `simulate`'s trials: those whose index n (over instances
+  x n_trials, instance-major) is r modulo s, share = (r, s), handing their
+  records to `on_chunk` as they finish, as `simulate` does.
+
+  The shares of a run, each in its own process, run its trials once: their
+  records, concatenated (with `done`'s), are the `done` of a `simulate` call
+  with the same arguments, which then runs nothing and returns the whole run's
+  Result (a trial is a function of the key and its index). `jbai study
+  --processes` runs a study this way, one process per core.
+
+  Args:
+    key: as `simulate`'s.
+    family: as `simulate`'s.
+    means: as `simulate`'s.
+    rule: as `simulate`'s.
+    delta: as `simulate`'s.
+    n_trials: as `simulate`'s.
+    share: (r, s), 0 <= r < s.
+    **kwargs: `simulate`'s other arguments.
+
+  Returns:
+    The share's run statistics (`Result.stats`).
+  """
+  r, s = share
+  inputs.check_count("the number of shares", s, 1)
+  if not 0 <= r < s:
+    raise ValueError(f"share ({r}, {s}): r must be in [0, {s})")
+  inputs.refuse_traced("jbai.simulate_share", "jbai.rollout", means=means, delta=delta, key=key)
+  bound = inspect.signature(simulate).bind(key, family, means, rule, delta, n_trials, **kwargs)
+  bound.apply_defaults()
+  return _simulate(**bound.arguments, share=(int(r), int(s)))[-1]
+
+
+def _simulate(key, family, means, rule, delta, n_trials, threshold, max_steps, lanes, chunk,
+              progress, on_chunk, devices, shrink, done, scores, eps_good, problem, share):
+  """`simulate`'s checks and run: (family, threshold, means, levels, the raw records,
+  the stats)."""
   rule = eps_lib.rule_for_eps(rule, eps_good)
   threshold = stops.with_problem(inputs.as_rule(rule), threshold, problem, eps_good)
   threshold = eps_lib.with_eps(inputs.as_rule(rule), threshold, eps_good)
@@ -365,9 +420,8 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
                                                 jnp.result_type(float)),
                         stops.with_delta(rule.name, rule.init(table.shape[1]), levels.log_inv),
                         len(levels.values), lanes, chunk, devices, shrink, done, scores,
-                        progress, on_chunk)
-  return _result(family, threshold, means_np, levels, int(n_trials), np.ndim(delta) == 0,
-                 scores, out, stats)
+                        progress, on_chunk, share)
+  return family, threshold, means_np, levels, out, stats
 
 
 def _result(family, threshold, means_np, levels, n_trials: int, scalar_delta: bool,

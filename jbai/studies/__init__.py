@@ -36,7 +36,9 @@ Example (a spec such as the one of docs/guide/study.md, saved as study.toml):
   $ jbai plot /tmp/study
 """
 
+import contextlib
 import csv
+import functools
 import os
 import sys
 import tempfile
@@ -56,7 +58,7 @@ def _versions() -> dict:
 
 
 def run(spec_or_path, out: str, progress: bool = True, stream=None,
-        figures: bool = True) -> dict:
+        figures: bool = True, processes: int = 1) -> dict:
   """Runs a study into the folder `out` (resuming what is stored there).
 
   Args:
@@ -66,6 +68,9 @@ def run(spec_or_path, out: str, progress: bool = True, stream=None,
     progress: show progress on stderr (a bar on a terminal, one line per job).
     stream: where progress goes (default stderr).
     figures: draw the figures (needs matplotlib).
+    processes: run each job's trials in this many worker processes, each on one
+      core with one CPU device (`jbai.host.processes`; 1: in this process, on
+      its devices). The results do not depend on it.
 
   Returns:
     {"cells": the cells.csv path, "computed": jobs run now, "skipped": jobs
@@ -75,11 +80,13 @@ def run(spec_or_path, out: str, progress: bool = True, stream=None,
     jbai.studies.spec.SpecError: for a bad spec, before any work.
   """
   import jax
+  from jbai.core import inputs
   from jbai.host import io
   from jbai.studies import plan as plan_lib, spec as spec_lib, tables
   from jbai.studies.jobs import KINDS
   from jbai.studies.store import Runner
   resolved = spec_lib.load(spec_or_path)
+  processes = inputs.check_count("processes", processes, 1)
   io.check_folder(out, "--out")
   os.makedirs(out, exist_ok=True)
   t0 = time.perf_counter()
@@ -87,7 +94,11 @@ def run(spec_or_path, out: str, progress: bool = True, stream=None,
   for damage in runner.damaged + runner.damaged_trials:
     print(f"jbai study: skipped {damage} (its work runs again)", file=stream or sys.stderr)
   jobs = [job for *_, job in plan_lib.plan(resolved)]
-  records = runner.ensure(jobs, runner.progress(jobs))
+  with _workers(processes, runner.pending(jobs)) as workers:
+    if workers is not None:
+      runner.kinds["simulate"] = KINDS["simulate"]._replace(
+          run=functools.partial(KINDS["simulate"].run, workers=workers))
+    records = runner.ensure(jobs, runner.progress(jobs))
   if runner.failed:
     raise ValueError("; ".join(f"{label}: {why}" for label, why in runner.failed))
   cells, trials = tables.tables(resolved, records)
@@ -108,6 +119,17 @@ def run(spec_or_path, out: str, progress: bool = True, stream=None,
     files += fig_lib.draw(out)
   return {"cells": files[0], "computed": runner.computed, "skipped": runner.skipped,
           "seconds": seconds, "files": files}
+
+
+@contextlib.contextmanager
+def _workers(processes: int, pending: list):
+  """Worker processes for the pending "simulate" jobs (None: in this process)."""
+  if processes == 1 or not any(job["kind"] == "simulate" for job in pending):
+    yield None
+    return
+  from jbai.host.processes import Workers
+  with Workers(processes) as workers:
+    yield workers
 
 
 def read_table(path: str):
@@ -178,7 +200,7 @@ def study(spec_or_path, out=None, progress: bool = False):
 
 def cmd_study(args) -> int:
   """`jbai study SPEC --out DIR` (SPEC: a TOML file or a shipped study's name)."""
-  summary = run(args.spec, args.out, progress=not args.quiet)
+  summary = run(args.spec, args.out, progress=not args.quiet, processes=args.processes)
   print(f"jbai study: {summary['computed']} job(s) run, {summary['skipped']} found in "
         f"{args.out}, {summary['seconds']:.0f} s; tables, study.json and figures in "
         f"{args.out}/")

@@ -143,32 +143,79 @@ def trial_records(res) -> dict:
           "useful_steps": res.stats.get("useful_steps")}
 
 
-def run_simulate(job: dict, progress, checkpoint=None) -> dict:
-  """Runs a "simulate" job: per delta, the summary of `jbai.simulate`, or for a
-  batch of instances ([I, K] means) the per-trial records (`trial_records`).
-
-  `checkpoint` (`jbai.studies.store.Checkpoint`), when given, keeps the
-  trials finished so far, so that an interrupted job resumes where it stopped.
-  """
+def _simulate_call(job: dict) -> tuple:
+  """(args, kwargs) of the `jbai.simulate` call that a "simulate" job is."""
   import jax
   from jbai.families import get as get_family
-  from jbai.host.simulate import simulate
   from jbai.rules import get as get_rule
   from jbai.studies.spec import problem_of, question_params
   means = job["means"]
   eps, asked = job.get("eps_good"), job.get("question")
   rule_params = {**question_params({"eps_good": eps, **(asked or {})}), **job["rule_params"]}
+  args = (jax.random.key(job["seed"]), get_family(job["family"], **job.get("family_params", {})),
+          means, get_rule(job["rule"], **rule_params), job["delta"], job["trials"])
+  kwargs = {"threshold": job["threshold"], "max_steps": job["max_steps"], "eps_good": eps,
+            "problem": problem_of(asked),
+            "lanes": lanes_for(job["trials"] * (len(means) if np.ndim(means) == 2 else 1))}
+  return args, kwargs
+
+
+def simulate_share(job: dict, share: tuple, done: Optional[dict], on_chunk) -> dict:
+  """One share of a "simulate" job's trials, run in a worker process
+  (`jbai.host.simulate.simulate_share`); returns its run statistics."""
+  import jax
+  from jbai.host.simulate import simulate_share as run_share
+  args, kwargs = _simulate_call(job)
   with jax.enable_x64(job["dtype"] == "float64"):
-    res = simulate(jax.random.key(job["seed"]),
-                   get_family(job["family"], **job.get("family_params", {})), means,
-                   get_rule(job["rule"], **rule_params), job["delta"], job["trials"],
-                   threshold=job["threshold"], max_steps=job["max_steps"], eps_good=eps,
-                   problem=problem_of(asked),
-                   lanes=lanes_for(job["trials"] * (len(means) if np.ndim(means) == 2 else 1)),
+    return run_share(*args, **kwargs, share=share, done=done, on_chunk=on_chunk)
+
+
+def _shared_stats(stats: list) -> dict:
+  """A job's statistics from its shares': wall and compile time those of the
+  slowest share (they run at once), steps summed."""
+  return {"wall_seconds": max(s["wall_seconds"] for s in stats),
+          "compile_seconds": max(s["compile_seconds"] for s in stats),
+          "useful_steps": sum(s["useful_steps"] for s in stats),
+          "utilisation": (sum(s["useful_steps"] for s in stats)
+                          / max(1, sum(s["lane_steps"] for s in stats)))}
+
+
+def run_simulate(job: dict, progress, checkpoint=None, workers=None) -> dict:
+  """Runs a "simulate" job: per delta, the summary of `jbai.simulate`, or for a
+  batch of instances ([I, K] means) the per-trial records (`trial_records`).
+
+  `checkpoint` (`jbai.studies.store.Checkpoint`), when given, keeps the
+  trials finished so far, so that an interrupted job resumes where it stopped.
+  `workers` (`jbai.host.processes.Workers`), when given, run the trials in
+  shares, one per worker process; the results are the same.
+  """
+  import jax
+  from jbai.host.simulate import simulate
+  args, kwargs = _simulate_call(job)
+  done = None if checkpoint is None else checkpoint.done()
+  save = None if checkpoint is None else checkpoint.save
+  shared = None
+  if workers is not None and len(workers) > 1:
+    chunks = [] if done is None else [done]
+    total = job["trials"] * (len(job["means"]) if np.ndim(job["means"]) == 2 else 1)
+
+    def take(records):
+      chunks.append(records)
+      if save is not None:
+        save(records)
+      progress.update(sum(len(c["index"]) for c in chunks), total, "trials")
+
+    shared = _shared_stats(workers.map(
+        "jbai.studies.jobs:simulate_share",
+        [((job, (r, len(workers)), done), {}) for r in range(len(workers))], on_chunk=take))
+    done, save = {k: np.concatenate([np.asarray(c[k]) for c in chunks]) for k in chunks[0]}, None
+  with jax.enable_x64(job["dtype"] == "float64"):
+    res = simulate(*args, **kwargs,
                    progress=lambda done, total, *_: progress.update(done, total, "trials"),
-                   done=None if checkpoint is None else checkpoint.done(),
-                   on_chunk=None if checkpoint is None else checkpoint.save)
-  if np.ndim(means) == 2:
+                   done=done, on_chunk=save)
+  if shared is not None:
+    res.stats.update(shared)
+  if np.ndim(job["means"]) == 2:
     return trial_records(res)
   return _simulation_summary(res, job["delta"])
 
