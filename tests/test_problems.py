@@ -280,25 +280,36 @@ def test_the_docstring_examples_run():
 ABOVE = ("bernoulli", [0.7, 0.55, 0.4, 0.25], 0.5)  # family, means, level
 
 
-def test_a_thresholding_run_answers_sets_and_rollout_gives_the_same_trials():
+def _thresholding_run():
+  name, means, level = ABOVE
+  return jbai.simulate(jax.random.key(3), name, means, jbai.rules.apt(level), [0.1, 0.01], 100,
+                       problem=problems.above(level))
+
+
+def test_a_thresholding_run_answers_sets_and_counts_its_capped_trials():
   name, means, level = ABOVE
   problem = problems.above(level)
-  res = jbai.simulate(jax.random.key(3), name, means, jbai.rules.apt(level), [0.1, 0.01], 100,
-                      problem=problem)
+  res = _thresholding_run()
   truth = np.asarray(means) > level
   assert res.answer.shape == (100, 2, 4) and res.answer.dtype == bool
   np.testing.assert_array_equal(res.correct, (res.answer == truth).all(-1) & ~res.hit_cap)
   assert res.correct.mean() > 0.9 and not res.hit_cap.any()
   np.testing.assert_allclose(res.summary[0]["t_star"],
                              float(problems.oracle(problem, name, means).t_star), rtol=1e-6)
-  pure = jbai.rollout(jax.random.key(3), name, means, jbai.rules.apt(level), [0.1, 0.01], 100,
-                      problem=problem, scores=False)
-  for field in ("tau", "answer", "correct"):
-    np.testing.assert_array_equal(np.asarray(getattr(pure, field)), getattr(res, field))
   capped = jbai.simulate(jax.random.key(3), name, means, jbai.rules.apt(level), [0.1, 0.01], 100,
                          problem=problem, max_steps=30)  # the program above: the cap is traced
   assert capped.hit_cap.all() and not capped.answer.any() and not capped.correct.any()
   assert capped.summary[0]["error_rate"] == 1.0
+
+
+@pytest.mark.slow  # rollout(problem=) in the fast tier: at a budget, below
+def test_rollout_gives_a_thresholding_runs_trials():
+  name, means, level = ABOVE
+  res = _thresholding_run()
+  pure = jbai.rollout(jax.random.key(3), name, means, jbai.rules.apt(level), [0.1, 0.01], 100,
+                      problem=problems.above(level), scores=False)
+  for field in ("tau", "answer", "correct"):
+    np.testing.assert_array_equal(np.asarray(getattr(pure, field)), getattr(res, field))
 
 
 def test_a_top_m_run_resumes_from_its_finished_trials():
