@@ -291,6 +291,11 @@ SLOW = (
     "tests/test_checks.py::test_a_users_rule_runs_inside_the_callers_jit_over_the_key_or_delta",
     "tests/test_problems.py::test_top_1_is_the_best_arm_and_its_exact_oracle[gaussian]",
     "tests/test_oracle.py::test_exact_solver_digits_beyond_table_1",
+    # and at 328 s: a run to a budget under jit against jbai.budget (the fast tier's:
+    # thresholding at a budget, rollout against jbai.budget), a listed instance's study
+    # against simulate (the fast tier's: the top-m study against simulate).
+    "tests/test_estimate.py::test_a_run_to_a_budget_is_that_of_jbai_budget_as_a_pure_function",
+    "tests/test_study.py::test_a_listed_instance_has_the_trials_of_simulate_with_the_same_seed",
 )
 
 
