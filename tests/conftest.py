@@ -4,7 +4,7 @@ float64 everywhere, so that the oracle's accuracy checks mean what they say (the
 engine runs in float32 by default outside the tests).
 
 Two tiers. `python -m pytest` runs the fast tier (pyproject's addopts deselect
-`slow`): every module, with small statistical checks, in about 4.5 to 5.5 minutes on a
+`slow`): every module, with small statistical checks, in about 4 to 6 minutes on a
 2-core CPU from an empty compilation cache (docs/testing.md; the target is five). `python -m pytest -m slow` runs the rest: delta-PAC checks over
 thousands of trials, convergence of allocations, every parameter of the
 heavier parametrised tests, subprocesses (Ctrl-C and resume, two devices, two
