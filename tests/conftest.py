@@ -20,7 +20,9 @@ import pytest
 jax.config.update("jax_enable_x64", True)
 
 import jbai  # noqa: E402 (jbai is imported once float64 is on)
-from jbai.host import caches, cores, memory_maps  # noqa: E402
+from jbai.host import cores, memory_maps  # noqa: E402
+
+from helpers import suite_cache_dir  # noqa: E402
 
 # One CPU device per xdist worker, one thread each (`jbai.use_cpu_cores`), so that
 # workers x devices <= cores: `-n auto` starts one worker per core. The command
@@ -32,9 +34,7 @@ os.environ[cores.ENV_DEVICES] = "1"
 # JAX's persistent compilation cache, as the command line has it, in a directory of the
 # suite's own and without a cap: JAX's size cap scans the directory at every write,
 # which costs the suite's few thousand programs about 25 s.
-jbai.enable_compilation_cache(
-    os.environ.get(caches.ENV_DIR) or os.path.join(os.path.dirname(caches.default_dir()), "tests"),
-    max_bytes=-1)
+jbai.enable_compilation_cache(suite_cache_dir(), max_bytes=-1)
 
 
 @pytest.fixture(autouse=True)

@@ -2,6 +2,7 @@
 
 import json
 import math
+import os
 
 import jax
 import jax.numpy as jnp
@@ -12,6 +13,15 @@ from scipy import integrate, stats
 import jbai
 from jbai import cli, rules
 from jbai.state import empty_stats, observe
+
+
+def suite_cache_dir() -> str:
+  """The suite's persistent compilation cache (conftest.py): $JBAI_COMPILATION_CACHE_DIR,
+  else `tests` beside the per-user default; subprocesses given it load the suite's
+  programs."""
+  from jbai.host import caches
+  return os.environ.get(caches.ENV_DIR) or os.path.join(
+      os.path.dirname(caches.default_dir()), "tests")
 
 
 def trajectory(family, means, steps, seed=0):

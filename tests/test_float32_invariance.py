@@ -14,7 +14,8 @@ import pytest
 
 import jbai
 from jbai.core.inputs import rule_refusal
-from jbai.host import caches
+
+from helpers import suite_cache_dir
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 INSTANCES = {"bernoulli": [0.5, 0.45, 0.43, 0.4], "poisson": [1.0, 0.9, 0.86, 0.8]}
@@ -120,8 +121,7 @@ def test_two_devices_and_a_wide_pool_give_the_trials_of_one(family):
   env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
   for name in ("JAX_NUM_CPU_DEVICES", "XLA_FLAGS", "PJRT_NPROC", "JAX_ENABLE_X64"):
     env.pop(name, None)
-  cache = os.environ.get(caches.ENV_DIR) or os.path.join(
-      os.path.dirname(caches.default_dir()), "tests")
+  cache = suite_cache_dir()
   proc = subprocess.run([sys.executable, "-c", TWO_DEVICES,
                          json.dumps([rules, family, INSTANCES[family], CAP, cache])],
                         env=env, capture_output=True, text=True, check=True)

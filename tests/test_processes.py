@@ -1,7 +1,6 @@
 """One process per core: the shares of a run's trials (`simulate_share`), the worker
 processes (`jbai.host.processes`) and `jbai study --processes`."""
 
-import os
 import signal
 import sys
 
@@ -16,7 +15,7 @@ from jbai.host.simulate import simulate_share
 from jbai.studies import jobs as jobs_lib
 
 from helpers import write
-from test_study import LAUNCH, RESUME_SPEC, ROOT, _interrupt, _lines
+from test_study import LAUNCH, RESUME_SPEC, _interrupt, _lines, launch_env
 
 
 def test_the_shares_of_a_run_are_its_trials_and_a_run_of_them_computes_nothing():
@@ -32,6 +31,15 @@ def test_the_shares_of_a_run_are_its_trials_and_a_run_of_them_computes_nothing()
   done = {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]}
   assert sorted(done["index"]) == list(range(60))
   assert all(len(set(c["index"] % 3)) == 1 for c in chunks)  # a chunk is one share's
+  # another share's finished trials (a resumed study's) leave this share's alone
+  again = []
+  simulate_share(*args, lanes=8, share=(1, 3), on_chunk=again.append,
+                 done={k: v[done["index"] % 3 == 0] for k, v in done.items()})
+  mine = done["index"] % 3 == 1
+  order = np.argsort(np.concatenate([c["index"] for c in again]))
+  for k in done:
+    np.testing.assert_array_equal(np.concatenate([c[k] for c in again])[order],
+                                  done[k][mine][np.argsort(done["index"][mine])])
   merged = jbai.simulate(*args, lanes=8, done=done)
   for field in ("tau", "answer", "correct", "hit_cap", "counts"):
     np.testing.assert_array_equal(getattr(merged, field), getattr(whole, field))
@@ -60,7 +68,6 @@ def test_a_study_in_two_processes_writes_the_bytes_of_one_and_resumes_after_ctrl
   """`jbai study --processes 2`: the tables of the study in one process, byte for
   byte; interrupted part-way (SIGINT: the workers stop with it), the rerun resumes
   from the trials both workers saved, to the same bytes."""
-  from jbai.host import caches
   spec = write(tmp_path, RESUME_SPEC)
   ref = tmp_path / "ref"
   assert cli.main(["study", spec, "--out", str(ref), "--quiet"]) == 0
@@ -71,9 +78,7 @@ def test_a_study_in_two_processes_writes_the_bytes_of_one_and_resumes_after_ctrl
   out = tmp_path / "out"
   cmd = [sys.executable, "-c", LAUNCH, "study", spec, "--out", str(out), "--quiet",
          "--processes", "2"]
-  env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-  env[caches.ENV_DIR] = os.environ.get(caches.ENV_DIR) or os.path.join(
-      os.path.dirname(caches.default_dir()), "tests")
+  env = launch_env()
   _interrupt(cmd, env, out, 2, signal.SIGINT)
   assert not (out / "cells.csv").exists() and _lines(out / "partial.jsonl") >= 1
   assert cli.main(["study", spec, "--out", str(out), "--quiet", "--processes", "2"]) == 0

@@ -19,7 +19,7 @@ from jbai.host import io
 from jbai.studies import jobs as jobs_lib, plan as plan_lib, spec as spec_lib, tables
 from jbai.studies.store import Checkpoint
 
-from helpers import refused_study_error, write
+from helpers import refused_study_error, suite_cache_dir, write
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "docs", "guide", "study.md")
@@ -241,6 +241,14 @@ LAUNCH = ("import runpy, signal, sys; "
           "sys.argv[0] = 'jbai'; runpy.run_module('jbai.cli', run_name='__main__')")
 
 
+def launch_env() -> dict:
+  """The environment of a `jbai study` subprocess: this checkout first on the path,
+  and the suite's compilation cache, which holds the programs of the runs before it."""
+  from jbai.host import caches
+  return dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+              **{caches.ENV_DIR: suite_cache_dir()})
+
+
 def _lines(path) -> int:
   return sum(1 for _ in open(path)) if os.path.exists(path) else 0
 
@@ -263,16 +271,12 @@ def _interrupt(cmd, env, out, lines: int, sig) -> None:
 def test_a_killed_then_interrupted_study_resumes_to_the_same_bytes(tmp_path):
   """SIGKILL part-way, then SIGINT part-way through the rerun, then a rerun to the
   end: the tables are byte for byte those of an uninterrupted run."""
-  from jbai.host import caches
   spec = write(tmp_path, RESUME_SPEC)
   ref = tmp_path / "ref"
   assert cli.main(["study", spec, "--out", str(ref), "--quiet"]) == 0
   out = tmp_path / "out"
   cmd = [sys.executable, "-c", LAUNCH, "study", spec, "--out", str(out), "--quiet"]
-  env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-  # The programs the reference run compiled, from the suite's cache (conftest.py).
-  env[caches.ENV_DIR] = os.environ.get(caches.ENV_DIR) or os.path.join(
-      os.path.dirname(caches.default_dir()), "tests")
+  env = launch_env()  # the programs the reference run compiled
   _interrupt(cmd, env, out, 2, signal.SIGKILL)
   _interrupt(cmd, env, out, _lines(out / "partial.jsonl") + _lines(out / "runs.jsonl") + 2,
              signal.SIGINT)

@@ -14,8 +14,9 @@ trials this way (`jbai.host.simulate.simulate_share`); the library's
 `jbai.simulate` stays in its own process.
 
 A worker ignores Ctrl-C: the parent stops the workers (`close`) when it is
-interrupted, and a worker ends when its parent does, however it ends. A call that raises ValueError raises it again in the parent with
-its message; anything else, or a worker that dies, raises RuntimeError there.
+interrupted, and a worker ends when its parent does, however it ends. A call
+that raises ValueError raises it again in the parent with its message; anything
+else, or a worker that dies, raises RuntimeError there.
 """
 
 import importlib

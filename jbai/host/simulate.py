@@ -236,8 +236,9 @@ def run_pool(key, family, rule, threshold, table, n_trials: int, max_steps: int,
          for k, v in pool_lib.records(pool.slots).items()}
   seen = _resume(done, out, n_all, scores)
   first, step = (0, 1) if share is None else share
-  whole = not seen.any()  # the trials first + step * j: no list of them (the same program)
-  seen |= np.arange(n_all) % step != first  # another share's trials: not this run's
+  mine = np.arange(n_all) % step == first
+  whole = not seen[mine].any()  # the trials first + step * j: no list of them (one program)
+  seen |= ~mine  # another share's trials: not this run's
   todo = np.flatnonzero(~seen).astype(np.int32)
   total = len(todo)
   timing, sizes = _Timing(), [n_lanes]

@@ -4,8 +4,8 @@ The game is max over z in the simplex of min over the active rows k of
 sum_i z_i M[k, i]: the Frank-Wolfe direction of FWS (Wang, Tzeng & Proutiere 2021)
 for a problem whose alternatives are a union of pieces, where M[k, i] is the
 gradient of piece k's transport cost at arm i, less its value. The authors' code
-solves it as a linear program (`solveZeroSumGame`); here it is the textbook reduction of a game to
-a linear program with a feasible origin (von Neumann's; Dantzig 1951), solved by
+solves it as a linear program (`solveZeroSumGame`); here it is the textbook
+reduction of a game to a linear program with a feasible origin (von Neumann's; Dantzig 1951), solved by
 the simplex method in a `lax.while_loop`:
 
   1. rescale the active rows to payoffs in [1, 2], M' = 1 + (M - lo) / (hi - lo);

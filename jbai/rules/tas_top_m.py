@@ -14,8 +14,8 @@ state with the barrier's gap, which follows the barrier's path one stage per
 step after a start and whenever the means move too far, down to a relative gap
 of 1e-3 in T (the full solver's twelve stages of eight Newton steps would cost
 about a hundred times as much per step; a second Newton step per step moved
-E[tau] by 1 to 2% and doubled the step's cost). Where the empirical top m is tied across its
-edge (a pair of equal means, which Bernoulli rewards give often at equal counts:
+E[tau] by 1 to 2% and doubled the step's cost). Where the empirical top m is tied
+across its edge (a pair of equal means, which Bernoulli rewards give often at equal counts:
 no w* exists) the rule keeps its last point and tracks its allocation; the
 uniform allocation there would keep the counts equal and the tie likely, and
 stall the trial. The first point is uniform. With the top-m GLLR stop

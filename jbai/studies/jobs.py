@@ -143,6 +143,11 @@ def trial_records(res) -> dict:
           "useful_steps": res.stats.get("useful_steps")}
 
 
+def _all_trials(job: dict) -> int:
+  """The trials of a job: `trials` per instance of its means ([K] or [I, K])."""
+  return job["trials"] * (len(job["means"]) if np.ndim(job["means"]) == 2 else 1)
+
+
 def _simulate_call(job: dict) -> tuple:
   """(args, kwargs) of the `jbai.simulate` call that a "simulate" job is."""
   import jax
@@ -156,7 +161,7 @@ def _simulate_call(job: dict) -> tuple:
           means, get_rule(job["rule"], **rule_params), job["delta"], job["trials"])
   kwargs = {"threshold": job["threshold"], "max_steps": job["max_steps"], "eps_good": eps,
             "problem": problem_of(asked),
-            "lanes": lanes_for(job["trials"] * (len(means) if np.ndim(means) == 2 else 1))}
+            "lanes": lanes_for(_all_trials(job))}
   return args, kwargs
 
 
@@ -196,8 +201,7 @@ def run_simulate(job: dict, progress, checkpoint=None, workers=None) -> dict:
   save = None if checkpoint is None else checkpoint.save
   shared = None
   if workers is not None and len(workers) > 1:
-    chunks = [] if done is None else [done]
-    total = job["trials"] * (len(job["means"]) if np.ndim(job["means"]) == 2 else 1)
+    chunks, total = ([] if done is None else [done]), _all_trials(job)
 
     def take(records):
       chunks.append(records)
