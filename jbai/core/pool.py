@@ -140,15 +140,17 @@ def build_chunk(family: Family, rule: Rule, threshold, num_arms: int,
 
   def write_and_refill(pool: Pool, config: Config, total, device, n_devices) -> Pool:
     lanes = pool.lanes
-    finished = lanes.done & (lanes.index >= 0)
-    slot = pool.written + running_count(finished) - 1
-    written = finished & (slot < size)
-    target = jnp.where(written, slot, size)  # out of range: dropped
+    finished, idle = lanes.done & (lanes.index >= 0), lanes.index < 0
+    ranks = running_count(jnp.stack([finished, idle]))  # one scan for both
+    room = size - pool.written  # the first `room` finished lanes are written
+    written = finished & (ranks[0] <= room)
+    target = jnp.where(written, pool.written + ranks[0] - 1, size)  # out of range: dropped
     slots = jax.tree.map(lambda s, v: s.at[target].set(v, mode="drop"),
                          pool.slots, _lane_slots(lanes))
     # Written and idle lanes take the next pending trials, in lane order.
-    free = written | (lanes.index < 0)
-    position = device + n_devices * (pool.next_trial + running_count(free) - 1)
+    free = written | idle
+    rank = jnp.minimum(ranks[0], room) + ranks[1]  # among the free lanes
+    position = device + n_devices * (pool.next_trial + rank - 1)
     if config.todo is not None:
       trial = config.todo[jnp.clip(position, 0, config.todo.shape[0] - 1)]
     elif config.stride is not None:
@@ -166,14 +168,16 @@ def build_chunk(family: Family, rule: Rule, threshold, num_arms: int,
                          next_trial=pool.next_trial + started)
 
   def chunk_fn(pool: Pool, config: Config, total, device=0, n_devices=1) -> Pool:
-    refill_fn = lambda p: write_and_refill(p, config, total, device, n_devices)
     pool = pool._replace(
         slots=pool.slots._replace(index=jnp.full((size,), -1, jnp.int32)),
         written=jnp.zeros((), jnp.int32), useful=jnp.zeros((), jnp.int32),
         steps=jnp.zeros((), jnp.int32))
 
-    def cond(pool):  # ends early when every trial is done or the slots fill up
-      return ((pool.steps < chunk) & jnp.any(pool.lanes.index >= 0) &
+    def waiting(pool):  # an idle lane, and a trial left to start
+      return jnp.any(pool.lanes.index < 0) & (device + n_devices * pool.next_trial < total)
+
+    def cond(pool):  # ends early when every trial is done or the slots may fill up
+      return ((pool.steps < chunk) & (jnp.any(pool.lanes.index >= 0) | waiting(pool)) &
               (pool.written + n_lanes <= size))
 
     def one_step(pool):
@@ -181,37 +185,55 @@ def build_chunk(family: Family, rule: Rule, threshold, num_arms: int,
       return pool._replace(lanes=lanes, steps=pool.steps + 1,
                            useful=pool.useful + jnp.sum(advanced, dtype=jnp.int32))
 
-    def refill(pool, due):  # refilling touches every lane: only when a lane is done
-      due = due & jnp.any(pool.lanes.done)
-      return jax.lax.cond(due, refill_fn, lambda p: p, pool)
+    def refill(pool, due):  # refilling touches every lane: only when it changes one
+      due = due & (jnp.any(pool.lanes.done) | waiting(pool))
+      return jax.lax.cond(due, lambda p: write_and_refill(p, config, total, device, n_devices),
+                          lambda p: p, pool)
 
     def body(pool):
-      # `unroll` steps, a refill due after every REFILL_EVERY-th step of the chunk.
-      # An iteration starts at a multiple of `every`, so the refills fall where
-      # they fall with one step per iteration; within, their places are static
-      # when `every` is REFILL_EVERY.
+      # A refill due before every REFILL_EVERY-th step of the chunk, the first
+      # included, then `unroll` steps. An iteration starts at a multiple of
+      # `every`, so the refills fall where they fall with one step per iteration;
+      # within, their places are static when `every` is REFILL_EVERY. The loop
+      # holds the chunk's one copy of the refill (a lane's start, the slots'
+      # writes): the lanes that end in its last steps are written by the next
+      # chunk's first refill.
       for _ in range(unroll // every):
-        for _ in range(every):
-          pool = one_step(pool)
         pool = refill(pool, True if every == REFILL_EVERY else
                       pool.steps % REFILL_EVERY == 0)
+        for _ in range(every):
+          pool = one_step(pool)
       return pool
 
-    return jax.lax.while_loop(cond, body, refill_fn(pool))
+    return jax.lax.while_loop(cond, body, pool)
 
   return chunk_fn
 
 
 def initial_pool(family, rule, config, num_arms, n_deltas, n_lanes, scores=False,
-                 threshold=None) -> Pool:
+                 threshold=None, xp=jnp) -> Pool:
   """A pool of n_lanes idle lanes and empty slots (`threshold`: the stop, whose
-  answer may be a set of arms, `jbai.core.lane.answer_prototype`)."""
-  idle = jnp.full((n_lanes,), -1, jnp.int32)
+  answer may be a set of arms, `jbai.core.lane.answer_prototype`).
+
+  It has the shapes of started lanes (`jax.eval_shape`: a trace, no op run),
+  index -1 in every lane and slot and zeros elsewhere: a chunk's first refill
+  starts a trial (or an idle lane) on every idle lane before any step reads one
+  (`build_chunk`), so the pool adds no copy of a lane's start to a program. With
+  xp=numpy it is built on the host (`jbai.host.programs.idle_pool`).
+  """
   answer = lane_lib.answer_prototype(threshold, num_arms)
-  lanes = jax.vmap(lambda i: lane_lib.start(family, rule, config, i, num_arms, n_deltas, scores,
-                                            answer))(idle)
-  zero = jnp.zeros((), jnp.int32)
-  return Pool(lanes, _empty_slots(lanes, n_slots(n_lanes)), zero, zero, zero, zero)
+  shapes = jax.eval_shape(
+      lambda c, idle: jax.vmap(lambda i: lane_lib.start(family, rule, c, i, num_arms, n_deltas,
+                                                        scores, answer))(idle),
+      config, jax.ShapeDtypeStruct((n_lanes,), jnp.int32))
+
+  def zeros(s):  # numpy, or jax for extended dtypes (PRNG keys)
+    make = jnp.zeros if jnp.issubdtype(s.dtype, jax.dtypes.extended) else xp.zeros
+    return make(s.shape, s.dtype)
+
+  lanes = jax.tree.map(zeros, shapes)._replace(index=xp.full((n_lanes,), -1, xp.int32))
+  zero = xp.zeros((), xp.int32)
+  return Pool(lanes, _empty_slots(lanes, n_slots(n_lanes), xp), zero, zero, zero, zero)
 
 
 def compact(pool: Pool, n_lanes: int, xp=jnp) -> Pool:

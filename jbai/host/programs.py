@@ -58,26 +58,12 @@ def mark_run(program) -> None:
 
 def idle_pool(family, rule, config, num_arms, n_deltas, n_lanes, scores,
               n_devices: int, threshold=None) -> Pool:
-  """An idle pool per device (leaves [n_devices, ...]), built on the host (numpy).
-
-  It has the shapes of `initial_pool` (`jax.eval_shape`: a trace, no op run),
-  index -1 in every lane and slot and zeros elsewhere. A chunk first starts a
-  trial (or an idle lane) on every idle lane, so no other field of an idle lane
-  is read: the results are those from `initial_pool`.
-  """
-  shapes = jax.eval_shape(
-      lambda c: pool_lib.initial_pool(family, rule, c, num_arms, n_deltas, n_lanes, scores,
-                                      threshold),
-      config)
-
-  def zeros(s):  # numpy, or jax for extended dtypes (PRNG keys)
-    make = jnp.zeros if jnp.issubdtype(s.dtype, jax.dtypes.extended) else np.zeros
-    return make((n_devices,) + s.shape, s.dtype)
-
-  pool = jax.tree.map(zeros, shapes)
-  lanes = pool.lanes._replace(index=np.full((n_devices, n_lanes), -1, np.int32))
-  slots = pool.slots._replace(index=np.full(pool.slots.index.shape, -1, np.int32))
-  return pool._replace(lanes=lanes, slots=slots)
+  """An idle pool per device (leaves [n_devices, ...]), built on the host (numpy):
+  `pool_lib.initial_pool`'s, no program compiled or run."""
+  pool = pool_lib.initial_pool(family, rule, config, num_arms, n_deltas, n_lanes, scores,
+                               threshold, xp=np)
+  stack = lambda x: (np if isinstance(x, np.ndarray) else jnp).stack([x] * n_devices)
+  return jax.tree.map(stack, pool)
 
 
 def to_host(tree):

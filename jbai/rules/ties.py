@@ -7,7 +7,7 @@ a trial depend on the program it runs in (docs/design/ties.md).
 
   maxima(values)                  [K] bool, the maxima up to rounding
   first_index(mask)               the lowest index where a mask holds (K: nowhere)
-  running_count(mask)             the cumulative count of a mask (an associative scan)
+  running_count(mask)             the cumulative count of a mask (log2 K shifted sums)
   argmax(values), argmin(values)  jnp.argmax / argmin over one copy, in two stages at large K
   or_argmax(index, values)        index, or an arg-max where no maximum was found
   first_max(values)               the lowest index of a maximum
@@ -64,10 +64,18 @@ def first_index(mask: jax.Array) -> jax.Array:
 
 def running_count(mask: jax.Array) -> jax.Array:
   """[..., K] int32 number of entries of `mask` [..., K] that hold up to and
-  including each index (a cumulative sum over the last axis), as an associative
-  scan: XLA:CPU runs cumsum as a reduce-window, several times slower for any K
-  (docs/design/ties.md)."""
-  return jax.lax.associative_scan(jnp.add, mask.astype(jnp.int32), axis=-1)
+  including each index (a cumulative sum over the last axis), as ceil(log2 K)
+  shifted sums (Hillis and Steele's scan): XLA:CPU runs cumsum as a
+  reduce-window, several times slower for any K (docs/design/ties.md), and
+  `lax.associative_scan`'s work-efficient form compiles to several times the
+  instructions (a program's size is its compile time)."""
+  count = mask.astype(jnp.int32)
+  num, shift = count.shape[-1], 1
+  while shift < num:
+    pad = [(0, 0)] * (count.ndim - 1) + [(shift, 0)]
+    count = count + jnp.pad(count[..., :num - shift], pad)
+    shift *= 2
+  return count
 
 
 def _pick(a, b):
