@@ -1,7 +1,7 @@
 """What a chunk program costs to compile, against the step it runs.
 
 For each rule and instance, lowers and compiles (no persistent cache) the chunk
-program of `jbai.host.programs` (the pool's loop: the vmapped lane step, the
+program of `benchmarks/step_profile.py` (`jbai.host.programs`; the pool's loop: the vmapped lane step, the
 refill that writes finished trials and starts new ones, the slots) and, as the
 baseline in the same process, a loop of the vmapped lane step alone over the same
 lanes. It prints, for both, the instructions and fusions (XLA:CPU kernels) of the
@@ -20,31 +20,15 @@ import sys
 import time
 
 import jax
-import jax.numpy as jnp
-import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import step_profile  # noqa: E402
 from compiled_loop import INSTANCES  # noqa: E402
 
 import jbai  # noqa: E402
 from jbai.core import lane as lane_lib  # noqa: E402
-from jbai.core.lane import Config  # noqa: E402
-from jbai.host import programs  # noqa: E402
 
 CASES = "tcb:gaussian-5,tcb:bernoulli-20,t3c:bernoulli-5,tas-d:gaussian-5"
-
-
-def arguments(family, rule, means, lanes, n_deltas=2):
-  """(threshold, config, the idle pool of one device, total) of a run of 10^6 trials."""
-  thr = jbai.thresholds.gk16()
-  k = len(means)
-  config = Config(key=jax.random.key_data(jax.random.key(0)),
-                  means=np.asarray(means, np.float32)[None],
-                  n_trials=np.asarray(10**6, np.int32), max_steps=np.asarray(10**8, np.int32),
-                  thr_params=thr.init(jnp.logspace(-1, -2, n_deltas, dtype=jnp.float32), k),
-                  rule_state=rule.init(k))
-  pool = programs.idle_pool(family, rule, config, k, n_deltas, lanes, False, 1, thr)
-  return thr, config, pool, np.asarray(10**6, np.int32)
 
 
 def size(compiled) -> tuple:
@@ -67,8 +51,8 @@ def timed(fn, *args, repeats: int) -> tuple:
   return (min(lower), min(comp)) + size(compiled)
 
 
-def step_loop(family, rule, thr, num_arms):
-  """The baseline: the vmapped lane step alone in a while loop of 512 steps."""
+def step_loop(family, rule, thr):
+  """The baseline: the vmapped lane step alone in a loop of 512 steps."""
   step = jax.vmap(lambda config, lane: lane_lib.step(family, rule, thr, config, lane)[0],
                   in_axes=(None, 0))
 
@@ -90,11 +74,10 @@ def main():
     rule_name, instance = case.split(":")
     family_name, means = INSTANCES[instance]
     family, rule = jbai.families.get(family_name), jbai.rules.get(rule_name)
-    thr, config, pool, total = arguments(family, rule, means, args.lanes)
-    chunk, _ = programs.chunk_program(family, rule.program(), thr, len(means), 2, args.lanes,
-                                      512, tuple(jax.devices()[:1]))
+    # step_profile's chunk program (gk16, one delta, one device, one step per iteration)
+    chunk, pool, config, total = step_profile.setup(family, rule, means, args.lanes, 1, 0.01)
     lanes = jax.tree.map(lambda x: x[0], pool.lanes)
-    base = timed(step_loop(family, rule, thr, len(means)), lanes, config,
+    base = timed(step_loop(family, rule, jbai.thresholds.gk16()), lanes, config,
                  repeats=args.repeats)
     full = timed(chunk, pool, config, total, repeats=args.repeats)
     for name, row in (("step", base), ("chunk", full)):
