@@ -174,7 +174,6 @@ SLOW = (
     "tests/test_oracle_warm.py::test_fixed_cost_tracks_the_exact_solver_along_a_trajectory[bernoulli-means0]",
     "tests/test_eps_good.py::test_eps_zero_reproduces_the_exact_gllr_bit_for_bit",
     "tests/test_stops.py::test_rule_runs_the_same_trials_in_simulate_and_rollout[kl-racing]",
-    "tests/test_estimate.py::test_likelihood_ratio_agrees_with_finite_differences",
     "tests/test_oracle.py::test_values_and_gradients_are_finite_at_the_edges_of_theta",
     "tests/test_game_rules.py::test_simulate_and_rollout_give_the_same_trials[dkm]",
     "tests/test_samplers.py::test_at_least_one_gives_the_same_draws",
