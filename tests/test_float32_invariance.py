@@ -52,7 +52,7 @@ def _rules():
   return [name for name, factory in jbai.rules.RULES.items() if factory().budget is None]
 
 
-@pytest.mark.slow  # every rule on two families, two widths: about 8 minutes
+@pytest.mark.slow  # every rule on two families, two widths: a seventh of the slow tier (testing.md)
 @pytest.mark.parametrize("family", sorted(INSTANCES))
 @pytest.mark.parametrize("rule", _rules())
 def test_every_rules_trials_are_the_same_on_one_lane_and_on_eight(family, rule):
