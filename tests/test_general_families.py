@@ -14,6 +14,8 @@ import jbai
 from jbai import transport
 from jbai.families import general
 
+from helpers import assert_delta_correct
+
 lc = importlib.import_module("jbai.families.logcosh")
 
 
@@ -380,25 +382,20 @@ def test_rules_use_sample_means_and_stopping_uses_mles():
 # delta-PAC with the paper's threshold.
 
 
-def _binomial_ok(errors, n, delta):
-  """One-sided test at 99%: H0 'error rate <= delta' survives errors out of n."""
-  return stats.binom.sf(errors - 1, n, delta) >= 0.01
-
-
 @pytest.mark.parametrize("case", ["weibull", "logcosh"])
 def test_delta_pac_paper_threshold(case):
-  delta, n_trials = 0.1, 2000
+  """One-sided at 99% over 500 or 2,000 trials (`helpers.assert_delta_correct`), and
+  mean tau above T* log(1/delta)."""
+  delta = 0.1
   if case == "weibull":  # sigma^2 = k^2 / hi^2 (see jbai.families.weibull)
     fam = jbai.families.weibull(shape=2.0, lo=0.25, hi=4.0, curvature=4.0 / 16)
     means, rule = [2.0, 1.0, 0.5], jbai.rules.tcb()
   else:
     fam = jbai.families.logcosh(-1.0, 2.0)
     means, rule = [1.0, 0.0, -0.5], jbai.rules.itcb()
-  res = jbai.simulate(jax.random.key(11), fam, means, rule, delta, n_trials,
-                      threshold="paper", max_steps=20_000)
-  assert not res.hit_cap.any()
-  errors = int(np.sum(~res.correct))
-  assert _binomial_ok(errors, n_trials, delta), errors
+  res = assert_delta_correct(lambda n: jbai.simulate(jax.random.key(11), fam, means, rule,
+                                                     delta, n, threshold="paper",
+                                                     max_steps=20_000), delta)
   assert res.summary[0]["mean_tau"] > res.summary[0]["t_star_log"]  # lower bound
 
 

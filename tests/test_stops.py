@@ -9,13 +9,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from scipy import stats as sps
 
 import jbai
 from jbai import stops
 from jbai.cli import main as cli_main
 from jbai.state import arm_stats
 from jbai.stops import bounds as bounds_lib
+
+from helpers import assert_delta_correct
 
 exp_gap_lib = importlib.import_module("jbai.rules.exp_gap")  # the module, not the factory
 NEW_RULES = ["lucb1", "kl-lucb", "ugape", "lil-ucb", "kl-racing", "chernoff-racing",
@@ -273,7 +274,6 @@ def test_jbai_rules_lists_the_stops(capsys):
 # ---------------------------------------------------------------- delta-PAC (slow)
 
 HARD = {"bernoulli": [0.5, 0.45, 0.43, 0.4], "gaussian": [1.0, 0.8, 0.7, 0.6]}
-N_PAC = 2000
 # On the Bernoulli instance the KL rules run at the exploration rate of Garivier &
 # Kaufmann's and Kaufmann & Kalyanakrishnan's experiments, log((log t + 1)/delta)
 # (the `gk16` reproduction's setting): at their default, proven rate a trial takes
@@ -286,16 +286,13 @@ PAC_RATE = {("kl-lucb", "bernoulli"): "gk16", ("kl-racing", "bernoulli"): "gk16"
 @pytest.mark.parametrize("family", ["bernoulli", "gaussian"])
 @pytest.mark.parametrize("name", NEW_RULES)
 def test_new_rules_are_delta_pac(name, family):
-  """P(error) <= 0.1, tested one-sided: the errors of 2,000 trials stay at or below
-  the 99% quantile of Binomial(2000, 0.1) (a rule whose error is 0.1 fails with
-  probability <= 1%), and no trial reaches the cap (exp-gap: about 1.5e7 pulls a
-  trial on the Bernoulli instance, a few hundred blocks)."""
+  """P(error) <= 0.1, tested one-sided at 99% over 500 or 2,000 trials
+  (`helpers.assert_delta_correct`), and no trial reaches the cap (exp-gap: about
+  1.5e7 pulls a trial on the Bernoulli instance, a few hundred blocks)."""
   rate = PAC_RATE.get((name, family))
   rule = jbai.rules.get(name, **({"rate": rate} if rate else {}))
   with jax.enable_x64(False):  # the engine's default outside the tests
-    res = jbai.simulate(jax.random.key(7), family, HARD[family], rule, 0.1, N_PAC,
-                        max_steps=2**30)
-  assert not res.hit_cap.any()
-  errors = int((~res.correct).sum())
-  print(f"{name} {family}: {errors} errors in {N_PAC}, mean tau {res.tau.mean():.0f}")
-  assert errors <= sps.binom.ppf(0.99, N_PAC, 0.1), errors
+    res = assert_delta_correct(lambda n: jbai.simulate(
+        jax.random.key(7), family, HARD[family], rule, 0.1, n, max_steps=2**30), 0.1)
+  print(f"{name} {family}: {int((~res.correct).sum())} errors in {len(res.tau)}, "
+        f"mean tau {res.tau.mean():.0f}")

@@ -5,10 +5,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from scipy import stats as sps
 
 import jbai
 from jbai.rules.tcb import look_ahead
+
+from helpers import assert_delta_correct
 
 GAUSS = jbai.families.gaussian()
 BERN = jbai.families.bernoulli()
@@ -61,23 +62,15 @@ def test_itcb_penalty_changes_the_challenger():
   assert np.all(pulls(jbai.rules.itcb(), GAUSS, counts, means) != 0)
 
 
-def binomial_pac(errors: int, n: int, delta: float, confidence: float = 0.99) -> bool:
-  """One-sided binomial test of H0: error rate <= delta at the given confidence."""
-  return sps.binom.sf(errors - 1, n, delta) >= 1 - confidence
-
-
 @pytest.mark.parametrize("rule", ["tcb", "itcb"])
 @pytest.mark.parametrize("family, means", [
     (BERN, [0.7, 0.5, 0.4, 0.3]),
     (GAUSS, [1.0, 0.5, 0.4, 0.2]),
 ])
 def test_delta_pac_with_the_kk_threshold(rule, family, means):
-  n, delta = 2000, 0.1
-  res = jbai.simulate(jax.random.key(11), family, means, rule, delta, n,
-                      threshold="kk", max_steps=200_000)
-  assert res.hit_cap.sum() == 0
-  errors = int((~res.correct).sum())
-  assert binomial_pac(errors, n, delta), f"{errors} errors in {n} trials"
+  """One-sided at 99% over 500 or 2,000 trials (`helpers.assert_delta_correct`)."""
+  assert_delta_correct(lambda n: jbai.simulate(jax.random.key(11), family, means, rule, 0.1, n,
+                                               threshold="kk", max_steps=200_000), 0.1)
 
 
 TABLE1 = [
