@@ -28,8 +28,8 @@ def assert_delta_correct(run, delta: float, n: int = 2000, level: float = 0.01):
   """The suite's check of a rule's P(error) <= delta, one-sided at `level`, in two
   looks; no trial may reach the cap (it would count as an error).
 
-  `run(n_trials)` returns a `jbai.simulate` Result. A trial depends on its index
-  alone, so the first n / 4 trials of a run of n are a run of n / 4. The check
+  `run(n_trials)` returns a `jbai.simulate` Result of one instance. A trial depends
+  on its index alone, so the first n / 4 trials of a run of n are a run of n / 4. The check
   passes at that first look if its errors already show an error rate below delta,
   P(Binomial(n / 4, delta) <= errors) < level. Otherwise it runs all n trials and
   fails if P(Binomial(n, delta) >= errors) < level. So a rule whose error rate is

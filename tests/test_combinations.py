@@ -153,3 +153,4 @@ def test_kk_is_delta_correct_for_weibull():
   print(f"weibull kk delta={delta}: {s['error_rate']} error rate in {s['trials']} trials "
         f"(Wilson 95% CI {s['error_ci95']}), mean tau {s['mean_tau']:.0f}, "
         f"ratio {s['ratio']:.2f}")
+  assert s["trials"] == res.tau.size  # the summary counts every trial of the look
