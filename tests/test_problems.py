@@ -143,18 +143,25 @@ def test_the_pairs_solver_in_float32_agrees_with_the_exact_oracle_and_at_a_near_
 
 
 # Golden section's path is the slow tier's (its program compiles in 3 times as long).
-@pytest.mark.parametrize("name", ["gaussian", pytest.param("weibull", marks=pytest.mark.slow)])
-def test_the_warm_pairs_solver_reaches_and_follows_the_optimum(name):
+@pytest.mark.parametrize("name, means", [
+    ("gaussian", INSTANCES["gaussian"]),
+    ("gaussian", np.linspace(1.2, 0.0, 20).tolist()),
+    ("bernoulli", [0.6, 0.5, 0.45, 0.3, 0.2]),
+    pytest.param("weibull", INSTANCES["weibull"], marks=pytest.mark.slow)],
+    ids=["gaussian", "gaussian-20", "bernoulli", "weibull"])
+def test_the_warm_pairs_solver_reaches_and_follows_the_optimum(name, means):
   """`pairs_warm` (one Newton step a call) from a cold start (v = 1, gap = 1),
-  then along means that move as a trial's do: from the 20th call on, within 5e-3
-  of the full solver's w*(means) at every call and 2.5e-3 at half of them
-  (measured: 3.5e-3 and 2.0e-3 Gaussian, 2.0e-3 and 2.7e-4 Weibull), for a
-  closed-form minimiser and for golden section. A piece of cost 0 (a tie across the top m's edge)
-  gives a non-finite point, which the rule does not keep (`jbai.rules.tas_top_m`)."""
+  then along means that move as a trial's do: from the 20th call on, within 1e-2
+  of the full solver's w*(means) at every call and 1e-3 at half of them
+  (measured: at most 1.7e-3 Gaussian, 8.7e-3 Gaussian at K = 20, 7.9e-3
+  Bernoulli and 1.4e-3 Weibull; medians 2.2e-4 to 7.4e-4), for a closed-form
+  minimiser and for golden section. A piece of cost 0 (a tie across the top m's
+  edge) gives a non-finite point, which the rule does not keep
+  (`jbai.rules.tas_top_m`)."""
   from jbai.oracle.pieces import pairs_warm
   from jbai.problems.top_m import places
   rng = np.random.default_rng(0)
-  family, mu = families.get(name), np.asarray(INSTANCES[name])
+  family, mu = families.get(name), np.asarray(means)
   path = [mu.copy() for _ in range(10)]
   for t in range(10, 110):  # one reward's move of a mean at about 1000 pulls an arm
     mu = mu.copy()
@@ -165,7 +172,7 @@ def test_the_warm_pairs_solver_reaches_and_follows_the_optimum(name):
   _, (v, _) = jax.jit(lambda p: jax.lax.scan(step, (jnp.ones(p.shape[1]), jnp.ones(())), p))(path)
   best = jax.jit(jax.vmap(lambda m: problems.oracle(problems.top_m(2), family, m).w))(path)
   errors = np.max(np.abs(v / jnp.sum(v, -1, keepdims=True) - best), -1)[20:]
-  assert errors.max() < 5e-3 and np.median(errors) < 2.5e-3, (name, errors)
+  assert errors.max() < 1e-2 and np.median(errors) < 1e-3, (name, errors)
   tied = jnp.asarray([1.0, 0.5, 0.5, 0.2])
   warm = jax.jit(lambda m: pairs_warm(family, m, *places(m, 2), jnp.ones(4), jnp.asarray(1e-3)))
   assert not np.isfinite(np.asarray(warm(tied)[0])).all()

@@ -69,7 +69,10 @@ NEWTON_STEPS = 8  # Newton steps per stage
 HALVINGS = 40     # backtracking: step sizes 1, 1/2, ..., 2^-(HALVINGS - 1)
 WARM_STEPS = 1    # `pairs_warm`: Newton steps per call,
 WARM_GAP = 1e-3   # the smallest relative gap of the barrier,
-WARM_HALVINGS = 12  # and backtracking halvings
+WARM_FACTOR = 3.0  # the factor that moves the gap,
+WARM_NEAR = 1.0   # and the Newton decrements below which it shrinks
+WARM_FAR = 4.0    # and above which, times sqrt(P), it grows
+WARM_LINE = 2     # Newton steps of the line search on the pieces' models
 
 
 class PiecesSolution(NamedTuple):
@@ -223,12 +226,6 @@ def _grid(v_in, m_in, v_out, m_out):
   return jnp.broadcast_arrays(v_in[:, None], m_in[:, None], v_out[None, :], m_out[None, :])
 
 
-def _grid_barrier(family: Family, v_in, m_in, v_out, m_out, s):
-  """F_s over the pairs of the grid (+inf outside the domain)."""
-  slack = pair_cost(family, *_grid(v_in, m_in, v_out, m_out)) - 1.0
-  return _barrier_value(jnp.sum(v_in) + jnp.sum(v_out), slack, s)
-
-
 def _spd_solve(a, r):
   """a^{-1} r for a small symmetric positive definite a [n, n]: Gauss-Jordan
   elimination without pivoting, unrolled (elementwise work that XLA fuses; a
@@ -241,14 +238,27 @@ def _spd_solve(a, r):
   return r / jnp.diagonal(a)
 
 
-def _grid_newton(family: Family, v_in, m_in, v_out, m_out, s, halvings: int):
-  """One damped Newton step on F_s over the grid of pairs, and its size.
+def _grid_newton(terms, v_in, v_out, s):
+  """One Newton step on F_s over the grid of pairs, sized by a line search on the
+  pieces' second-order models, and its Newton decrement.
 
   Each pair's gradient and Hessian touch its two arms only, so the Hessian is
-  [[diag(h_in), B], [B^T, diag(h_out)]] with B [m, R]: the step solves the
+  [[diag(h_in), B], [B^T, diag(h_out)]] with B [m, R]: the step x solves the
   m x m Schur complement diag(h_in) - B diag(h_out)^{-1} B^T, then the outside
-  arms' part in closed form."""
-  c, grad, slope, curv = _pair_terms(family, *_grid(v_in, m_in, v_out, m_out))  # [m, R]
+  arms' part in closed form.
+
+  Along x, a piece's slack is c_k(v + t x) - 1 = q_k(t) + O(t^3) with
+  q_k(t) = c_k - 1 + t a_k - t^2 b_k / 2, a_k = grad c_k . x and b_k = (r_k . x)^2 / D_k
+  (its Hessian is rank one: the module's docstring). Near the edge of the domain,
+  where the barrier's own line search cut most steps, q_k gives the edge to a few
+  digits; so the step's size minimises sum(v + t x) - s sum_k log q_k(t) by
+  WARM_LINE safeguarded Newton steps from t = 0 (each inside half the way to the
+  first zero of some q_k), capped at 1. That costs no evaluation of the pieces
+  (a backtracking line search costs one per halving, and under vmap the pool
+  halves while any lane does). The decrement, sqrt(-grad F_s . x / s), measures
+  the distance to the barrier point in the barrier's own metric. `terms` are
+  `_pair_terms` at (v_in, v_out), each [m, R]."""
+  c, grad, slope, curv = terms
   slack = c - 1.0
   alpha, beta = s / slack ** 2, s / (curv * slack)
   (k_in, k_out), (d_in, d_out) = jnp.moveaxis(grad, -1, 0), jnp.moveaxis(slope, -1, 0)
@@ -263,45 +273,49 @@ def _grid_newton(family: Family, v_in, m_in, v_out, m_out, s, halvings: int):
   x_out = (-g_out - jnp.sum(cross * x_in[:, None], axis=0)) / h_out
   finite = jnp.all(jnp.isfinite(x_in)) & jnp.all(jnp.isfinite(x_out))
   x_in, x_out = jnp.where(finite, x_in, 0.0), jnp.where(finite, x_out, 0.0)
-  value = _barrier_value(jnp.sum(v_in) + jnp.sum(v_out), slack, s)
-  slope_ = 0.25 * (jnp.dot(g_in, x_in) + jnp.dot(g_out, x_out))
 
-  def accepted(size):  # Armijo's test
-    trial = _grid_barrier(family, v_in + size * x_in, m_in, v_out + size * x_out, m_out, s)
-    return trial <= value + size * slope_
-
-  def halve(state):
-    size, _ = state
-    return 0.5 * size, accepted(0.5 * size)
-
-  # Backtracking one size at a time: under vmap the loop runs while some lane
-  # halves; a step near the barrier point is a full step.
-  one = jnp.ones((), v_in.dtype)
-  size, ok = jax.lax.while_loop(lambda st: ~st[1] & (st[0] > 0.5 ** (halvings - 1)), halve,
-                                (one, accepted(one)))
-  size = jnp.where(ok, size, 0.0)
-  return v_in + size * x_in, v_out + size * x_out, size
+  a = k_in * x_in[:, None] + k_out * x_out[None, :]                    # [m, R]
+  b = (d_in * x_in[:, None] + d_out * x_out[None, :]) ** 2 / curv      # [m, R], >= 0
+  edge = jnp.minimum(  # the first zero of some q_k, or of some weight
+      jnp.min(2.0 * slack / (jnp.sqrt(a * a + 2.0 * b * slack) - a)),
+      jnp.minimum(jnp.min(jnp.where(x_in < 0, -v_in / x_in, jnp.inf)),
+                  jnp.min(jnp.where(x_out < 0, -v_out / x_out, jnp.inf))))
+  total = jnp.sum(x_in) + jnp.sum(x_out)
+  t = jnp.zeros((), v_in.dtype)
+  for _ in range(WARM_LINE):
+    q, dq = slack + t * a - 0.5 * t * t * b, a - t * b
+    first = total - s * jnp.sum(dq / q)
+    second = s * jnp.sum((dq * dq + b * q) / (q * q))
+    t = jnp.where(second > 0, jnp.clip(t - first / second, 0.5 * t, 0.5 * (t + edge)), t)
+  size = jnp.minimum(t, 1.0)
+  decrement = jnp.sqrt(jnp.maximum(-(jnp.dot(g_in, x_in) + jnp.dot(g_out, x_out)) / s, 0.0))
+  return v_in + size * x_in, v_out + size * x_out, decrement
 
 
 def pairs_warm(family: Family, means, inside, outside, v, gap, steps: int = WARM_STEPS):
-  """Damped Newton steps towards the barrier point of T*(nu) with relative gap
-  `gap`, from a previous point, and the gap of the next call: the warm start of
-  a rule that tracks w*(nu_hat_t) as the means move (`jbai.rules.tas_top_m`).
-  The pieces are every pair (i, j) of an arm i of the answer and an arm j
-  outside it (top-m's, the best arm's at m = 1). One instance, no derivatives.
+  """Newton steps towards the barrier point of T*(nu) with relative gap `gap`,
+  from a previous point, and the gap of the next call: the warm start of a rule
+  that tracks w*(nu_hat_t) as the means move (`jbai.rules.tas_top_m`). The
+  pieces are every pair (i, j) of an arm i of the answer and an arm j outside it
+  (top-m's, the best arm's at m = 1), P of them. One instance, no derivatives.
 
-  Where min_k c_k(v) < 1 + gap / 10 (the means moved v out of the domain, or
-  near its edge) v [K] > 0 is first scaled to min_k c_k(v) = 1 + gap (the pieces
-  are 1-homogeneous, so the scaled point is inside the domain whatever the
-  means); then `steps` Newton steps on F_s with s = gap sum(v) / P (the barrier's
-  gap P s / T: `gap` relative), WARM_HALVINGS backtracking halvings each, each
-  solving an m x m system (`_grid_newton`). The gap follows the barrier's path
-  as the solver's stages do, one stage per call: a full last step (the point is
-  near the barrier point) divides it by 10, down to WARM_GAP; a step cut below
-  1/8 (the means moved, or the answer changed, too far for this gap) multiplies
-  it by 10, up to 1. From v = 1, gap = 1 (a cold start), with one step a call, w
-  is within a few 1e-3 of w*(nu) from about the 20th call on, and stays there
-  along a trial's means (a few 1e-4 with two steps a call).
+  With s = gap sum(v) / P (the barrier's gap P s / T: `gap` relative), a piece's
+  slack at the barrier point is s / mu_k, mu_k its dual weight, and the weights
+  sum to about T: a piece that binds alone has slack gap / P. Where
+  min_k c_k(v) - 1 is below a tenth of that (the means moved v out of the
+  domain, or near its edge), v [K] > 0 is first scaled to make it gap / P (the
+  pieces are 1-homogeneous, so the scaled point is inside the domain whatever
+  the means). Then `steps` Newton steps on F_s, each solving an m x m system and
+  sized by a line search on the pieces' models (`_grid_newton`). The gap follows
+  the barrier's path as the solver's stages do: where the last step's Newton
+  decrement is below WARM_NEAR (the point is near the barrier point: for a
+  self-concordant barrier, a full step stays inside the domain) it is divided by
+  WARM_FACTOR, down to WARM_GAP; above WARM_FAR sqrt(P) (the means moved, or the
+  answer changed, too far for this gap; a shrink alone moves the decrement to
+  about (WARM_FACTOR - 1) sqrt(P), P being the barrier's parameter) it is
+  multiplied by WARM_FACTOR, up to 1. From v = 1, gap = 1 (a cold start), with
+  one step a call, w is within about 1e-3 of w*(nu) from the 20th call on, at
+  K = 20 as at K = 4, and stays there along a trial's means.
 
   Args:
     family: the reward family.
@@ -319,14 +333,19 @@ def pairs_warm(family: Family, means, inside, outside, v, gap, steps: int = WARM
   """
   m_in, m_out = select(inside, means), select(outside, means)
   v_in, v_out = select(inside, v), select(outside, v)
-  low = jnp.min(pair_cost(family, *_grid(v_in, m_in, v_out, m_out)))
-  scale = jnp.where(low < 1.0 + 0.1 * gap, (1.0 + gap) / low, 1.0)
+  c, grad, slope, curv = _pair_terms(family, *_grid(v_in, m_in, v_out, m_out))
+  low = jnp.min(c)
+  near = gap / (v_in.shape[0] * v_out.shape[0])  # the slack of a piece alone at the barrier point
+  scale = jnp.where(low < 1.0 + 0.1 * near, (1.0 + near) / low, 1.0)
   v_in, v_out = v_in * scale, v_out * scale
+  terms = (c * scale, grad, slope, curv * scale)  # x, and so grad and slope, do not move
   s = gap * (jnp.sum(v_in) + jnp.sum(v_out)) / (v_in.shape[0] * v_out.shape[0])
-  size = jnp.zeros((), v.dtype)
-  for _ in range(steps):
-    v_in, v_out, size = _grid_newton(family, v_in, m_in, v_out, m_out, s, WARM_HALVINGS)
-  gap = jnp.where(size >= 1.0, jnp.maximum(gap / 10.0, WARM_GAP),
-                  jnp.where(size < 0.125, jnp.minimum(gap * 10.0, 1.0), gap))
+  for i in range(steps):
+    if i:
+      terms = _pair_terms(family, *_grid(v_in, m_in, v_out, m_out))
+    v_in, v_out, decrement = _grid_newton(terms, v_in, v_out, s)
+  far = WARM_FAR * (v_in.shape[0] * v_out.shape[0]) ** 0.5
+  gap = jnp.where(decrement < WARM_NEAR, jnp.maximum(gap / WARM_FACTOR, WARM_GAP),
+                  jnp.where(decrement > far, jnp.minimum(gap * WARM_FACTOR, 1.0), gap))
   back = lambda rows_, x: jnp.sum(jnp.where(rows_, x[:, None], 0), axis=0)
   return back(inside, v_in) + back(outside, v_out), gap

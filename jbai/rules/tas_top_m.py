@@ -10,14 +10,15 @@ pairs are those of the empirical top m at each step.
 
 The oracle runs warm (`jbai.oracle.pieces.pairs_warm`): one Newton step per step
 on the log-barrier problem from the previous step's point, kept in the rule's
-state with the barrier's gap, which follows the barrier's path one stage per
-step after a start and whenever the means move too far, down to a relative gap
-of 1e-3 in T (the full solver's twelve stages of eight Newton steps would cost
-about a hundred times as much per step; a second Newton step per step moved
-E[tau] by 1 to 2% and doubled the step's cost). Where the empirical top m is tied
-across its edge (a pair of equal means, which Bernoulli rewards give often at equal counts:
-no w* exists) the rule keeps its last point and tracks its allocation; the
-uniform allocation there would keep the counts equal and the tie likely, and
+state with the barrier's gap, which follows the barrier's path: it shrinks by a
+factor 3 while the point is near the barrier point (its Newton decrement below
+1), down to a relative gap of 1e-3 in T, and grows when the means move it far
+away (the full solver's twelve stages of eight Newton steps would cost about a
+hundred times as much per step). The step's size comes from a line search on
+the pieces' second-order models, which costs no evaluation of the pieces.
+Where the empirical top m is tied across its edge (a pair of equal means, which
+Bernoulli rewards give often at equal counts: no w* exists) the rule keeps its
+last point and tracks its allocation; the uniform allocation there would keep the counts equal and the tie likely, and
 stall the trial. The first point is uniform. With the top-m GLLR stop
 (`jbai.stops.answer_gllr`), E[tau] / (T*(nu) log(1/delta)) tends to 1 as delta
 goes to 0.
