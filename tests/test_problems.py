@@ -160,7 +160,7 @@ def test_the_warm_pairs_solver_reaches_and_follows_the_optimum(name, means):
   edge) gives a non-finite point, which the rule does not keep
   (`jbai.rules.tas_top_m`)."""
   from jbai.oracle.pieces import pairs_warm
-  from jbai.problems.top_m import places
+  from jbai.problems.top_m import grid
   rng = np.random.default_rng(0)
   family, mu = families.get(name), np.asarray(means)
   path = [mu.copy() for _ in range(10)]
@@ -169,13 +169,13 @@ def test_the_warm_pairs_solver_reaches_and_follows_the_optimum(name, means):
     mu[t % mu.shape[0]] += rng.normal() * 0.5 / 1000
     path.append(mu)
   path = jnp.asarray(np.stack(path))
-  step = lambda carry, m: (pairs_warm(family, m, *places(m, 2), *carry),) * 2
+  step = lambda carry, m: (pairs_warm(family, m, grid(m, 2), *carry),) * 2
   _, (v, _) = jax.jit(lambda p: jax.lax.scan(step, (jnp.ones(p.shape[1]), jnp.ones(())), p))(path)
   best = jax.jit(jax.vmap(lambda m: problems.oracle(problems.top_m(2), family, m).w))(path)
   errors = np.max(np.abs(v / jnp.sum(v, -1, keepdims=True) - best), -1)[20:]
   assert errors.max() < 1e-2 and np.median(errors) < 1e-3, (name, errors)
   tied = jnp.asarray([1.0, 0.5, 0.5, 0.2])
-  warm = jax.jit(lambda m: pairs_warm(family, m, *places(m, 2), jnp.ones(4), jnp.asarray(1e-3)))
+  warm = jax.jit(lambda m: pairs_warm(family, m, grid(m, 2), jnp.ones(4), jnp.asarray(1e-3)))
   assert not np.isfinite(np.asarray(warm(tied)[0])).all()
 
 
@@ -208,6 +208,36 @@ def test_t_star_gradients_match_finite_differences_under_jit_and_vmap():
         e = np.eye(4)[a] * h
         fd = (float(t_star(jnp.asarray(mu + e))) - float(t_star(jnp.asarray(mu - e)))) / (2 * h)
         np.testing.assert_allclose(float(grads[i, a]), fd, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("k, m", [(6, 1), (6, 2), (6, 5), (12, 1), (12, 2), (12, 9), (12, 11)])
+def test_the_top_m_leaders_and_pieces_follow_the_sorted_order(k, m):
+  """`leaders` (ranks up to PACKED = 8 arms and beyond UNROLLED = 8 rows, m
+  arg-maxes between) gives the rows of a stable sort by decreasing mean, the
+  lower index first among equal means; `Problem.costs` and `Problem.arms` lay
+  pair (S_r, c) at r R + c, the column arms c the R = K - m arms outside S in
+  that order up to PACKED arms, else every arm (R = K, +inf at S's columns); on
+  2,000 drawn instances with many ties (means from 6 values)."""
+  from jbai.problems.top_m import PACKED, leaders, ranks, split
+  rng, n = np.random.default_rng(m), 2000
+  means = jnp.asarray(rng.integers(0, 6, (n, k)) / 10.0)
+  problem, columns = problems.top_m(m), k - m if k <= PACKED else k
+  pick = jnp.asarray(rng.integers(0, m, n) * columns + rng.integers(0, columns, n))
+  rows, answer, order, arms, costs = jax.jit(jax.vmap(lambda mu, kk: (
+      *leaders(mu, m), jnp.concatenate(split(mu, m)), problem.arms(mu, kk),
+      problem.costs(families.gaussian(), jnp.ones(k), mu))))(means, pick)
+  order, answer = np.asarray(order), np.asarray(answer)
+  np.testing.assert_array_equal(np.argmax(np.asarray(rows), -1), order[:, :m])
+  assert np.asarray(rows).sum(-1).max() == 1
+  np.testing.assert_array_equal(answer, np.asarray(jax.vmap(ranks)(means)) < m)
+  np.testing.assert_array_equal(np.sort(order[:, :m], -1),
+                                np.argwhere(answer)[:, 1].reshape(-1, m))
+  r, c = np.asarray(pick) // columns, np.asarray(pick) % columns
+  np.testing.assert_array_equal(np.asarray(arms[0]), order[np.arange(n), r])
+  j = c if k > PACKED else order[np.arange(n), m + c]
+  np.testing.assert_array_equal(np.asarray(arms[1]), j)
+  inside = np.asarray(costs).reshape(n, m, columns)[np.arange(n), :, c] == np.inf
+  np.testing.assert_array_equal(inside.all(-1), answer[np.arange(n), j])
 
 
 def test_the_glr_of_the_best_arm_is_the_engines_statistic_and_top_m_takes_its_pairs():

@@ -221,8 +221,8 @@ def select(rows, values):
 
 
 def _grid(v_in, m_in, v_out, m_out):
-  """The (w_a, m_a, w_b, m_b) of every pair (i, j) of an arm inside [m] and one
-  outside [R], each [m, R]: the arguments of `pair_cost` and `_pair_terms`."""
+  """The (w_a, m_a, w_b, m_b) of every pair (i, j) of an arm i [m] and an arm j
+  [R], each [m, R]: the arguments of `pair_cost` and `_pair_terms`."""
   return jnp.broadcast_arrays(v_in[:, None], m_in[:, None], v_out[None, :], m_out[None, :])
 
 
@@ -238,14 +238,18 @@ def _spd_solve(a, r):
   return r / jnp.diagonal(a)
 
 
-def _grid_newton(terms, v_in, v_out, s):
+def _grid_newton(terms, v_in, v_out, live, s):
   """One Newton step on F_s over the grid of pairs, sized by a line search on the
   pieces' second-order models, and its Newton decrement.
 
-  Each pair's gradient and Hessian touch its two arms only, so the Hessian is
-  [[diag(h_in), B], [B^T, diag(h_out)]] with B [m, R]: the step x solves the
-  m x m Schur complement diag(h_in) - B diag(h_out)^{-1} B^T, then the outside
-  arms' part in closed form.
+  The grid pairs each arm inside [m] with R column arms, of which the `live`
+  ones [R] are outside (a column inside is a pair that is no piece: it enters
+  with no gradient, slope or curvature, slack 1, so that it adds nothing). Each
+  pair's gradient and Hessian touch its two arms only, so the Hessian is
+  [[diag(h_in), B], [B^T, diag(h_out)]] with B [m, R] (the columns not live
+  unused): the step x solves the m x m Schur complement
+  diag(h_in) - B diag(h_out)^{-1} B^T, then the columns' part in closed form
+  (0 where not live).
 
   Along x, a piece's slack is c_k(v + t x) - 1 = q_k(t) + O(t^3) with
   q_k(t) = c_k - 1 + t a_k - t^2 b_k / 2, a_k = grad c_k . x and b_k = (r_k . x)^2 / D_k
@@ -259,13 +263,16 @@ def _grid_newton(terms, v_in, v_out, s):
   the distance to the barrier point in the barrier's own metric. `terms` are
   `_pair_terms` at (v_in, v_out), each [m, R]."""
   c, grad, slope, curv = terms
-  slack = c - 1.0
+  outside, live = live, live[None, :]
+  slack = jnp.where(live, c - 1.0, 1.0)
+  grad, slope = jnp.where(live[..., None], grad, 0.0), jnp.where(live[..., None], slope, 0.0)
+  curv = jnp.where(live, curv, 1.0)
   alpha, beta = s / slack ** 2, s / (curv * slack)
   (k_in, k_out), (d_in, d_out) = jnp.moveaxis(grad, -1, 0), jnp.moveaxis(slope, -1, 0)
   g_in = 1.0 - s * jnp.sum(k_in / slack, axis=1)
-  g_out = 1.0 - s * jnp.sum(k_out / slack, axis=0)
+  g_out = jnp.where(outside, 1.0 - s * jnp.sum(k_out / slack, axis=0), 0.0)
   h_in = jnp.sum(alpha * k_in ** 2 + beta * d_in ** 2, axis=1)
-  h_out = jnp.sum(alpha * k_out ** 2 + beta * d_out ** 2, axis=0)
+  h_out = jnp.where(outside, jnp.sum(alpha * k_out ** 2 + beta * d_out ** 2, axis=0), 1.0)
   cross = alpha * k_in * k_out + beta * d_in * d_out  # [m, R]
   scaled = cross / h_out
   schur = jnp.diag(h_in) - jnp.sum(scaled[:, None, :] * cross[None, :, :], axis=-1)
@@ -292,7 +299,7 @@ def _grid_newton(terms, v_in, v_out, s):
   return v_in + size * x_in, v_out + size * x_out, decrement
 
 
-def pairs_warm(family: Family, means, inside, outside, v, gap, steps: int = WARM_STEPS):
+def pairs_warm(family: Family, means, grid, v, gap, steps: int = WARM_STEPS):
   """Newton steps towards the barrier point of T*(nu) with relative gap `gap`,
   from a previous point, and the gap of the next call: the warm start of a rule
   that tracks w*(nu_hat_t) as the means move (`jbai.rules.tas_top_m`). The
@@ -305,8 +312,9 @@ def pairs_warm(family: Family, means, inside, outside, v, gap, steps: int = WARM
   min_k c_k(v) - 1 is below a tenth of that (the means moved v out of the
   domain, or near its edge), v [K] > 0 is first scaled to make it gap / P (the
   pieces are 1-homogeneous, so the scaled point is inside the domain whatever
-  the means). Then `steps` Newton steps on F_s, each solving an m x m system and
-  sized by a line search on the pieces' models (`_grid_newton`). The gap follows
+  the means). Then `steps` Newton steps on F_s over the grid of the answer's
+  arms against the column arms (the pairs of two arms of the answer masked),
+  each solving an m x m system and sized by a line search on the pieces' models (`_grid_newton`). The gap follows
   the barrier's path as the solver's stages do: where the last step's Newton
   decrement is below WARM_NEAR (the point is near the barrier point: for a
   self-concordant barrier, a full step stays inside the domain) it is divided by
@@ -320,9 +328,9 @@ def pairs_warm(family: Family, means, inside, outside, v, gap, steps: int = WARM
   Args:
     family: the reward family.
     means: [K] means, each arm inside with a mean >= each arm outside.
-    inside: [m, K] bool, one-hot rows of the answer's arms
-      (`jbai.problems.top_m.places`).
-    outside: [K - m, K] bool, one-hot rows of the other arms.
+    grid: the pairs, a `jbai.problems.top_m.Grid`: one-hot rows of the
+      answer's arms [m, K], of the column arms [R, K] (None: every arm), and
+      which columns are outside the answer [R]. P = m (K - m) pieces.
     v: [K] the previous point (ones for a cold start).
     gap: [] the previous call's returned gap (1 for a cold start).
     steps: Newton steps, at least 1.
@@ -333,21 +341,23 @@ def pairs_warm(family: Family, means, inside, outside, v, gap, steps: int = WARM
   """
   if steps < 1:
     raise ValueError(f"pairs_warm takes at least one Newton step, got steps={steps!r}")
-  m_in, m_out = select(inside, means), select(outside, means)
-  v_in, v_out = select(inside, v), select(outside, v)
+  pieces = grid.rows.shape[0] * (means.shape[-1] - grid.rows.shape[0])
+  m_in, v_in = select(grid.rows, means), select(grid.rows, v)
+  m_out, v_out = grid.pick(means), grid.pick(v)
   c, grad, slope, curv = _pair_terms(family, *_grid(v_in, m_in, v_out, m_out))
-  low = jnp.min(c)
-  alone = gap / (v_in.shape[0] * v_out.shape[0])  # the slack of a piece alone at the barrier point
+  low = jnp.min(jnp.where(grid.live, c, jnp.inf))
+  alone = gap / pieces  # the slack of a piece alone at the barrier point
   scale = jnp.where(low < 1.0 + 0.1 * alone, (1.0 + alone) / low, 1.0)
   v_in, v_out = v_in * scale, v_out * scale
   terms = (c * scale, grad, slope, curv * scale)  # x, and so grad and slope, do not move
-  s = gap * (jnp.sum(v_in) + jnp.sum(v_out)) / (v_in.shape[0] * v_out.shape[0])
+  s = gap * (jnp.sum(v_in) + jnp.sum(jnp.where(grid.live, v_out, 0.0))) / pieces
   for i in range(steps):
     if i:
       terms = _pair_terms(family, *_grid(v_in, m_in, v_out, m_out))
-    v_in, v_out, decrement = _grid_newton(terms, v_in, v_out, s)
-  far = WARM_FAR * (v_in.shape[0] * v_out.shape[0]) ** 0.5
+    v_in, v_out, decrement = _grid_newton(terms, v_in, v_out, grid.live, s)
+  far = WARM_FAR * pieces ** 0.5
   gap = jnp.where(decrement < WARM_NEAR, jnp.maximum(gap / WARM_FACTOR, WARM_GAP),
                   jnp.where(decrement > far, jnp.minimum(gap * WARM_FACTOR, 1.0), gap))
-  back = lambda rows_, x: jnp.sum(jnp.where(rows_, x[:, None], 0), axis=0)
-  return back(inside, v_in) + back(outside, v_out), gap
+  back = lambda rows, x: jnp.sum(jnp.where(rows, x[:, None], 0.0), axis=0)
+  v_out = jnp.where(grid.live, v_out, 0.0)
+  return back(grid.rows, v_in) + (v_out if grid.columns is None else back(grid.columns, v_out)), gap

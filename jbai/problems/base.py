@@ -9,7 +9,9 @@ functions, built by a factory that closes over its parameters (`jbai.problems.to
       the alternatives to the answer of `means` are a union of pieces; c_k(w)
       is the transport cost of the cheapest instance of piece k with weights w:
       concave, nondecreasing and 1-homogeneous in w, positive where every
-      weight is (an identifiable answer)
+      weight is (an identifiable answer); +inf at an index that is no piece
+      (top-m lays its pairs on an [m, K] grid whose columns in the answer are
+      none)
   arms(means [K], k) -> (a, b)   the two arms of piece k (one arm twice for a
       piece of one arm), which a stopping threshold sees as leader and challenger
   solve(family, means [K]) -> (w [K], t_star [])   the oracle, for one instance

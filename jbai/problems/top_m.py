@@ -10,13 +10,18 @@ are the pairs (i, j) in S x S^c, each costing the pair transport cost
 (Kaufmann & Kalyanakrishnan 2013, "Information complexity in bandit subset
 selection"; Reda, Kaufmann & Delahaye-Duriez 2021, "Top-m identification for
 linear bandits", the GLR of their Section 2), by `jbai.transport.transport_cost`
-as the best arm's GLLR takes them. `costs` selects S and S^c with
-one-hot rows built from comparisons (no gather or sort, slow under vmap on a
-CPU: the stop and the rules evaluate it at every step). The GLLR of the stop is
+as the best arm's GLLR takes them. `costs` lays the pairs on a grid (`Grid`),
+with no gather or sort (each slow under vmap on a CPU, and the stop and the
+rules evaluate it at every step): up to PACKED arms, S's arms against the arms
+outside S, both picked by one-hot rows of `ranks`; beyond, S's arms (m
+arg-maxes) against every arm, S's own columns masked, which spares ranking every
+arm against every other. The GLLR of the stop is
 the smallest of them at the counts and the MLEs; T*(nu) and w*(nu) come from the
 pair pieces' solver (`jbai.oracle.pieces`). At m = 1 this is best-arm identification,
 whose pieces are the K - 1 pairs of the best arm (`jbai.problems.best_arm`).
 """
+
+from typing import NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
@@ -27,6 +32,8 @@ from jbai.problems.base import Problem
 from jbai.transport import transport_cost
 
 NAME = "top-m"
+PACKED = 8    # up to this many arms, S and S^c come from `ranks` (`places`)
+UNROLLED = 8  # beyond, up to this many rows of S come from arg-maxes (`leaders`)
 
 
 def split(means, m: int):
@@ -47,21 +54,66 @@ def ranks(means):
 
 
 def places(means, m: int):
-  """([m, K], [K - m, K]) bool: one-hot rows that pick S and S^c in `split`'s order
-  (`select` reads them without a gather)."""
+  """([m, K], [K - m, K]) bool: one-hot rows that pick S and S^c in `split`'s
+  order, from `ranks` (K^2 comparisons)."""
   rank = ranks(means)
   one_hot = rank[None, :] == jnp.arange(means.shape[-1])[:, None]  # [place, arm]
   return one_hot[:m], one_hot[m:]
 
 
-def pair_transport(family, w, means, m: int):
-  """(Transport [m, K - m], S rows [m, K], S^c rows [K - m, K]): the transport of
-  every pair (S_r, S^c_s) of the top m of `means` and an arm outside it, with
-  weights w, and the one-hot rows of `places`."""
-  top, rest = places(means, m)
-  cost = transport_cost(family, select(top, w)[:, None], select(top, means)[:, None],
-                        select(rest, w)[None, :], select(rest, means)[None, :])
-  return cost, top, rest
+def leaders(means, m: int):
+  """([m, K], [K]) bool: one-hot rows of the m largest of the finite `means`, in
+  `split`'s order, and the answer S, their union. Up to PACKED arms or beyond
+  UNROLLED rows from `places` (O(K^2) comparisons, which fuse well at small K;
+  one program whatever m); else by m arg-maxes (O(mK); the first of equal means
+  is the lower index)."""
+  index = jnp.arange(means.shape[-1])
+  if means.shape[-1] <= PACKED or m > UNROLLED:
+    rows = places(means, m)[0]
+    return rows, jnp.any(rows, axis=0)
+  rows, answer = [], jnp.zeros(means.shape, bool)
+  for _ in range(m):
+    rows.append(index == jnp.argmax(jnp.where(answer, -jnp.inf, means)))
+    answer = answer | rows[-1]
+  return jnp.stack(rows), answer
+
+
+class Grid(NamedTuple):
+  """The pairs (S_r, c) of the top m S and an arm c, R per arm of S.
+
+  rows: [m, K] bool, one-hot rows of S in `split`'s order (`leaders`).
+  columns: [R, K] bool, one-hot rows of the arms c: the K - m arms outside S in
+    `split`'s order (up to PACKED arms); None beyond, every arm (R = K), since
+    reading K - m of K arms through one-hot rows costs (K - m) K masked reads,
+    more than the m^2 pairs inside S that the grid then carries.
+  live: [R] bool, the columns outside S (their pairs are the pieces).
+  """
+  rows: jax.Array
+  columns: Optional[jax.Array]
+  live: jax.Array
+
+  def pick(self, values):
+    """[R] the columns' values of `values` [K]."""
+    return values if self.columns is None else select(self.columns, values)
+
+
+def grid(means, m: int) -> Grid:
+  """The `Grid` of the top m of `means`."""
+  k = means.shape[-1]
+  if k <= PACKED:
+    top, rest = places(means, m)
+    return Grid(top, rest, jnp.ones(k - m, bool))
+  rows, answer = leaders(means, m)
+  return Grid(rows, None, ~answer)
+
+
+def pair_grid(family, w, means, m: int):
+  """(Transport [m, R], `Grid`): the transport of every pair (S_r, c) of the
+  `grid` of `means`, with weights w. Callers mask the columns that are not live."""
+  g = grid(means, m)
+  cost = transport_cost(family, select(g.rows, w)[:, None], select(g.rows, means)[:, None],
+                        g.pick(w)[None, :], g.pick(means)[None, :])
+  return cost, g
 
 
 def top_m(m: int) -> Problem:
@@ -84,18 +136,19 @@ def top_m(m: int) -> Problem:
   m = int(m)
 
   def answer(means):
-    return ranks(means) < m
+    return leaders(means, m)[1]
 
-  def costs(family, w, means):  # [m (K - m)]: pair (S_r, S^c_s) at r (K - m) + s
-    return pair_transport(family, w, means, m)[0].value.reshape(-1)
+  def costs(family, w, means):  # [m R]: pair (S_r, c) at r R + c, +inf where c is in S
+    cost, g = pair_grid(family, w, means, m)
+    return jnp.where(g.live, cost.value, jnp.inf).reshape(-1)
 
   def arms(means, k):
-    top, rest = places(means, m)
+    g = grid(means, m)
     index = jnp.arange(means.shape[-1])
-    r, s = k // rest.shape[0], k % rest.shape[0]
-    pick = lambda rows, i: jnp.sum(jnp.where(jnp.arange(rows.shape[0]) == i,
-                                             select(rows, index), 0))
-    return pick(top, r).astype(jnp.int32), pick(rest, s).astype(jnp.int32)
+    columns = g.pick(index)
+    nth = lambda values, i: jnp.sum(jnp.where(jnp.arange(values.shape[0]) == i, values, 0))
+    r, c = k // columns.shape[0], k % columns.shape[0]
+    return nth(select(g.rows, index), r).astype(jnp.int32), nth(columns, c).astype(jnp.int32)
 
   def solve(family, means):
     top, rest = split(jax.lax.stop_gradient(means), m)

@@ -17,9 +17,12 @@ away (the full solver's twelve stages of eight Newton steps would cost about a
 hundred times as much per step). The step's size comes from a line search on
 the pieces' second-order models, which costs no evaluation of the pieces.
 Where the empirical top m is tied across its edge (a pair of equal means, which
-Bernoulli rewards give often at equal counts: no w* exists) the rule keeps its
+integer rewards give often, k / n = k' / n': no w* exists) the rule keeps its
 last point and tracks its allocation; the uniform allocation there would keep the counts equal and the tie likely, and
-stall the trial. The first point is uniform. With the top-m GLLR stop
+stall the trial. The tie is read off the means, not off the solver's output:
+the tied pair's cost is 0 or a rounding error, as the weighted mean of two
+equal means rounds, so the output there turns on the last bit (float32 and
+float64 trials then changed with the pool's width: docs/design/float32.md). The first point is uniform. With the top-m GLLR stop
 (`jbai.stops.answer_gllr`), E[tau] / (T*(nu) log(1/delta)) tends to 1 as delta
 goes to 0.
 """
@@ -31,7 +34,7 @@ import jax.numpy as jnp
 
 from jbai.builders import cached
 from jbai.oracle.pieces import pairs_warm
-from jbai.problems.top_m import places, top_m
+from jbai.problems.top_m import grid, top_m
 from jbai.rules.base import Rule, hyper
 from jbai.rules.tas import d_tracking
 
@@ -49,9 +52,11 @@ def _init(num_arms: int) -> TopMTrackingState:
 def _select(m: int):
   def select_arm(key, family, arm_stats, state):
     counts, mean = arm_stats.counts, arm_stats.mean
-    inside, outside = places(mean, m)
-    v, gap = pairs_warm(family, mean, inside, outside, state.v, state.gap.astype(mean.dtype))
-    ok = jnp.all(jnp.isfinite(v) & (v > 0))  # else a tie across the top m's edge
+    pairs = grid(mean, m)
+    v, gap = pairs_warm(family, mean, pairs, state.v, state.gap.astype(mean.dtype))
+    inside = jnp.any(pairs.rows, axis=0)
+    tied = jnp.min(jnp.where(inside, mean, jnp.inf)) <= jnp.max(jnp.where(inside, -jnp.inf, mean))
+    ok = ~tied & jnp.all(jnp.isfinite(v) & (v > 0))
     state = TopMTrackingState(jnp.where(ok, v, state.v).astype(state.v.dtype),
                               jnp.where(ok, gap, state.gap).astype(state.gap.dtype))
     w = state.v / jnp.sum(state.v)
