@@ -97,19 +97,19 @@ def test_a_question_rules_trials_are_the_same_on_one_lane_and_on_eight(rule):
     assert differing(run(1), run(8)) == 0
 
 
-
 @pytest.mark.slow  # 64 trials, two widths, two dtypes: about 60 s
 @pytest.mark.parametrize("x64", [False, True], ids=["float32", "float64"])
 def test_track_and_stop_for_top_m_reads_a_tie_across_the_edge_off_the_means(x64):
   """Bernoulli means tie often (k / n = k' / n'), and at a tie across the top m's
   edge the warm solver's output turned on the last bit of a weighted mean: 18 of
   256 float64 trials (8 of 256 in float32) differed between 1 lane and 8 before
-  the rule read the tie off the means (docs/design/float32.md)."""
+  the warm solver read the tie off the means (docs/design/float32.md)."""
   with jax.enable_x64(x64):
     run = lambda lanes: jbai.simulate(jax.random.key(6), "bernoulli", [0.7, 0.55, 0.45, 0.3, 0.2],
                                       jbai.rules.get("tas-top-m", m=2), 0.1, 64, lanes=lanes,
                                       max_steps=CAP, shrink=None, problem=jbai.problems.top_m(2))
     assert differing(run(1), run(8)) == 0
+
 
 TWO_DEVICES = """
 import json, sys

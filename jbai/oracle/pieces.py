@@ -336,8 +336,11 @@ def pairs_warm(family: Family, means, grid, v, gap, steps: int = WARM_STEPS):
     steps: Newton steps, at least 1.
 
   Returns:
-    (v, gap): the new point [K] (w = v / sum(v); not finite where some piece
-    costs 0 at v, a tie across the answer's edge) and the next call's gap [].
+    (v, gap): the new point [K] (w = v / sum(v); NaN at a tie across the
+    answer's edge, read off the means: no w* exists, and the tied pair's cost is
+    0 or a rounding error as the weighted mean of two equal means rounds, so
+    the Newton step's output there would turn on how a program rounds) and the
+    next call's gap [].
   """
   if steps < 1:
     raise ValueError(f"pairs_warm takes at least one Newton step, got steps={steps!r}")
@@ -360,4 +363,6 @@ def pairs_warm(family: Family, means, grid, v, gap, steps: int = WARM_STEPS):
                   jnp.where(decrement > far, jnp.minimum(gap * WARM_FACTOR, 1.0), gap))
   back = lambda rows, x: jnp.sum(jnp.where(rows, x[:, None], 0.0), axis=0)
   v_out = jnp.where(grid.live, v_out, 0.0)
-  return back(grid.rows, v_in) + (v_out if grid.columns is None else back(grid.columns, v_out)), gap
+  v = back(grid.rows, v_in) + (v_out if grid.columns is None else back(grid.columns, v_out))
+  tied = jnp.min(m_in) <= jnp.max(jnp.where(grid.live, m_out, -jnp.inf))
+  return jnp.where(tied, jnp.nan, v), gap

@@ -97,23 +97,27 @@ class Grid(NamedTuple):
     return values if self.columns is None else select(self.columns, values)
 
 
+def packed(means, m: int) -> Grid:
+  """The `Grid` of the pairs (S_r, S^c_s) alone, both in `split`'s order
+  (`places`): R = K - m, every column live."""
+  top, rest = places(means, m)
+  return Grid(top, rest, jnp.ones(rest.shape[0], bool))
+
+
 def grid(means, m: int) -> Grid:
-  """The `Grid` of the top m of `means`."""
-  k = means.shape[-1]
-  if k <= PACKED:
-    top, rest = places(means, m)
-    return Grid(top, rest, jnp.ones(k - m, bool))
+  """The `Grid` of the top m of `means`: `packed` up to PACKED arms, else S's
+  rows (`leaders`) against every arm."""
+  if means.shape[-1] <= PACKED:
+    return packed(means, m)
   rows, answer = leaders(means, m)
   return Grid(rows, None, ~answer)
 
 
-def pair_grid(family, w, means, m: int):
-  """(Transport [m, R], `Grid`): the transport of every pair (S_r, c) of the
-  `grid` of `means`, with weights w. Callers mask the columns that are not live."""
-  g = grid(means, m)
-  cost = transport_cost(family, select(g.rows, w)[:, None], select(g.rows, means)[:, None],
+def pair_grid(family, w, means, g: Grid):
+  """Transport [m, R]: the transport of every pair (S_r, c) of the grid g of
+  `means`, with weights w. Callers mask the columns that are not live."""
+  return transport_cost(family, select(g.rows, w)[:, None], select(g.rows, means)[:, None],
                         g.pick(w)[None, :], g.pick(means)[None, :])
-  return cost, g
 
 
 def top_m(m: int) -> Problem:
@@ -139,8 +143,8 @@ def top_m(m: int) -> Problem:
     return leaders(means, m)[1]
 
   def costs(family, w, means):  # [m R]: pair (S_r, c) at r R + c, +inf where c is in S
-    cost, g = pair_grid(family, w, means, m)
-    return jnp.where(g.live, cost.value, jnp.inf).reshape(-1)
+    g = grid(means, m)
+    return jnp.where(g.live, pair_grid(family, w, means, g).value, jnp.inf).reshape(-1)
 
   def arms(means, k):
     g = grid(means, m)

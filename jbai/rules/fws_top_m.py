@@ -33,36 +33,24 @@ import jax.numpy as jnp
 
 from jbai.builders import cached
 from jbai.oracle.pieces import select
-from jbai.problems.top_m import places, top_m
+from jbai.problems.top_m import packed, pair_grid, top_m
 from jbai.rules.base import Rule, least_sampled
 from jbai.rules.fws import is_square
 from jbai.rules.matrix_game import solve_matrix_game
 from jbai.rules.ties import argmax_random_ties, maxima
-from jbai.transport import transport_cost
 
 
 class FWSTopMState(NamedTuple):
   x: jax.Array  # [K] float, the Frank-Wolfe iterate x(t)
 
 
-def pair_transport(family, w, means, m: int):
-  """(Transport [m, K - m], S rows [m, K], S^c rows [K - m, K]): the transport of
-  every pair (S_r, S^c_s) of the r-th largest mean and the s-th largest outside
-  the top m, with weights w, and the one-hot rows that pick them. The game's size
-  is the number of pairs, so they are packed at every K (beyond PACKED arms
-  `Problem.costs` lays them on an [m, K] grid), at the price of ranking every arm
-  against every other."""
-  top, rest = places(means, m)
-  cost = transport_cost(family, select(top, w)[:, None], select(top, means)[:, None],
-                        select(rest, w)[None, :], select(rest, means)[None, :])
-  return cost, top, rest
-
-
 def pair_gradients(family, x: jax.Array, mean: jax.Array, m: int):
   """(f [P], grads [P, K]): the pairs' transport costs f_k(x) at the means, pair
   (S_r, S^c_s) at r (K - m) + s, and their gradients in x (one-hot rows, no
-  gather)."""
-  cost, top, rest = pair_transport(family, x, mean, m)           # [m, K - m], [m, K], [K - m, K]
+  gather). The game's size is the number of pairs, so they are `packed` at
+  every K (beyond PACKED arms `Problem.costs` lays them on an [m, K] grid)."""
+  pairs = packed(mean, m)
+  cost, top, rest = pair_grid(family, x, mean, pairs), pairs.rows, pairs.columns
   m_in, m_out = select(top, mean)[:, None], select(rest, mean)[None, :]
   # The KLs are >= 0, but a formula may round a tiny one below 0 at a near tie.
   a = jnp.maximum(family.kl(m_in, cost.x), 0.0)[:, :, None]      # [m, K - m, 1]

@@ -19,10 +19,9 @@ the pieces' second-order models, which costs no evaluation of the pieces.
 Where the empirical top m is tied across its edge (a pair of equal means, which
 integer rewards give often, k / n = k' / n': no w* exists) the rule keeps its
 last point and tracks its allocation; the uniform allocation there would keep the counts equal and the tie likely, and
-stall the trial. The tie is read off the means, not off the solver's output:
-the tied pair's cost is 0 or a rounding error, as the weighted mean of two
-equal means rounds, so the output there turns on the last bit (float32 and
-float64 trials then changed with the pool's width: docs/design/float32.md). The first point is uniform. With the top-m GLLR stop
+stall the trial. The solver reads the tie off the means (its output there
+would turn on the last bit, and float32 and float64 trials then changed with
+the pool's width: docs/design/float32.md). The first point is uniform. With the top-m GLLR stop
 (`jbai.stops.answer_gllr`), E[tau] / (T*(nu) log(1/delta)) tends to 1 as delta
 goes to 0.
 """
@@ -52,11 +51,8 @@ def _init(num_arms: int) -> TopMTrackingState:
 def _select(m: int):
   def select_arm(key, family, arm_stats, state):
     counts, mean = arm_stats.counts, arm_stats.mean
-    pairs = grid(mean, m)
-    v, gap = pairs_warm(family, mean, pairs, state.v, state.gap.astype(mean.dtype))
-    inside = jnp.any(pairs.rows, axis=0)
-    tied = jnp.min(jnp.where(inside, mean, jnp.inf)) <= jnp.max(jnp.where(inside, -jnp.inf, mean))
-    ok = ~tied & jnp.all(jnp.isfinite(v) & (v > 0))
+    v, gap = pairs_warm(family, mean, grid(mean, m), state.v, state.gap.astype(mean.dtype))
+    ok = jnp.all(jnp.isfinite(v) & (v > 0))  # else a tie across the top m's edge
     state = TopMTrackingState(jnp.where(ok, v, state.v).astype(state.v.dtype),
                               jnp.where(ok, gap, state.gap).astype(state.gap.dtype))
     w = state.v / jnp.sum(state.v)
