@@ -9,11 +9,12 @@ runs this at the commit before and at the commit after, and compares:
 
 `save` runs `jbai.simulate` for every stopping rule (40 trials, delta = 0.01, a cap of
 20,000 steps) and `jbai.budget` for the fixed-budget rules and a few others (60 trials
-to T = 400), on a Gaussian, a Bernoulli and a Poisson instance with a tied pair, in
-float32 and float64, and writes tau, the answers and the counts (the recommendations
-and counts of budget runs) to one npz file; a rule that refuses a family or a mode
-is skipped with its reason. `compare` prints the arrays that differ (exit 1 if any)
-or how many are equal. --rules restricts `save` to some rules.
+to T = 400), on a Gaussian, a Bernoulli and a Poisson instance with a tied pair (with
+--arms K > 5, the stopping runs' instances have K - 5 more arms spread below those
+five), in float32 and float64, and writes tau, the answers and the counts (the
+recommendations and counts of budget runs) to one npz file; a rule that refuses a
+family or a mode is skipped with its reason. `compare` prints the arrays that differ
+(exit 1 if any) or how many are equal. --rules restricts `save` to some rules.
 """
 
 import argparse
@@ -26,17 +27,25 @@ import jbai
 
 INSTANCES = {"gaussian": [1.2, 1.0, 1.0, 0.9, 0.5], "bernoulli": [0.8, 0.6, 0.6, 0.3, 0.1],
              "poisson": [3.0, 2.0, 2.0, 1.0, 0.5]}
+FLOORS = {"gaussian": 0.0, "bernoulli": 0.02, "poisson": 0.1}  # the lowest extra arm
 BUDGET_INSTANCES = {"gaussian": [0.5, 0.4, 0.4, 0.3, 0.2],
                     "bernoulli": [0.5, 0.45, 0.45, 0.4, 0.3]}
 BUDGET_RULES = ["successive-rejects", "sequential-halving", "ucb-e", "ugape-b",
                 "anytime-halving", "tcb", "ttts", "ebtc", "tas-d"]
 
 
-def save(path, rules):
+def instances(arms: int) -> dict:
+  """INSTANCES with `arms` arms: theirs, then arms - 5 spread below their lowest."""
+  return {family: means + [round(float(x), 4) for x in
+                           np.linspace(min(means), FLOORS[family], arms - 4)[1:]]
+          for family, means in INSTANCES.items()}
+
+
+def save(path, rules, arms=5):
   arrays = {}
   for x64 in (False, True):
     with jax.enable_x64(x64):
-      for family, means in INSTANCES.items():
+      for family, means in instances(arms).items():
         for rule in rules or list(jbai.rules.RULES):
           try:
             res = jbai.simulate(jax.random.key(3), family, [means], rule, delta=[0.01],
@@ -76,12 +85,13 @@ def main():
   p_save = sub.add_parser("save", help="run every rule and write its trials")
   p_save.add_argument("path")
   p_save.add_argument("--rules", default="", help="comma-separated rule names (all)")
+  p_save.add_argument("--arms", type=int, default=5, help="arms of the stopping runs' instances")
   p_compare = sub.add_parser("compare", help="compare two saved files")
   p_compare.add_argument("before")
   p_compare.add_argument("after")
   args = parser.parse_args()
   if args.command == "save":
-    save(args.path, [r for r in args.rules.split(",") if r])
+    save(args.path, [r for r in args.rules.split(",") if r], args.arms)
     return 0
   return compare(args.before, args.after)
 

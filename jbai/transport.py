@@ -32,6 +32,7 @@ from jbai.families.base import Family
 
 GOLDEN_ITERS = 64
 _INV_PHI = 0.6180339887498949  # 1 / golden ratio
+GATHER_AT = 16  # arms from which `pair_costs` gathers the leader's weight and mean
 
 
 class Transport(NamedTuple):
@@ -171,11 +172,24 @@ def pair_costs(family: Family, w: ArrayLike, means: ArrayLike, leader: ArrayLike
   means = jnp.asarray(means) * 1.0
   leader = jnp.asarray(leader)
   is_leader = jnp.arange(means.shape[-1]) == leader[..., None]
-  # Selecting with a mask rather than a gather: it vectorises under vmap.
-  w_a = jnp.sum(jnp.where(is_leader, w, 0), axis=-1, keepdims=True)
-  m_a = jnp.sum(jnp.where(is_leader, means, 0), axis=-1, keepdims=True)
-  costs = transport_cost(family, w_a, m_a, w, means, method).value
+  costs = transport_cost(family, _entry(w, leader), _entry(means, leader), w, means,
+                         method).value
   return jnp.where(is_leader, jnp.inf, costs)
+
+
+def _entry(x: jax.Array, index: jax.Array) -> jax.Array:
+  """[..., 1] x[..., index] over the batch of x and index [...].
+
+  Below GATHER_AT arms a masked sum over the arms, which XLA:CPU fuses into the
+  kernels that read it; from GATHER_AT on, where its reductions run as library
+  calls apart from their operands (a select, then the sum: two kernels a read
+  under vmap), a gather, one kernel (docs/performance.md)."""
+  if x.shape[-1] < GATHER_AT:
+    return jnp.sum(jnp.where(jnp.arange(x.shape[-1]) == index[..., None], x, 0),
+                   axis=-1, keepdims=True)
+  batch = jnp.broadcast_shapes(x.shape[:-1], index.shape)
+  x = jnp.broadcast_to(x, batch + x.shape[-1:])
+  return jnp.take_along_axis(x, jnp.broadcast_to(index, batch)[..., None], axis=-1)
 
 
 def gamma(family: Family, means: ArrayLike, w: ArrayLike,

@@ -92,6 +92,31 @@ def test_pair_costs_with_a_leader_that_is_not_the_best_arm():
   assert costs[0] == np.inf and costs[1] == 0 and costs[2] > 0
 
 
+@pytest.mark.parametrize("num_arms", [5, 20])
+def test_pair_costs_read_the_leader_alike_by_mask_and_by_gather(num_arms, monkeypatch):
+  """Below GATHER_AT arms pair_costs reads the leader's weight and mean by a masked
+  sum, from it on by a gather: the costs and their gradients are the same bit for bit
+  either way, for a batch of leaders over a batch of means and one weight vector,
+  and under vmap."""
+  fam = FAMILIES["bernoulli"]
+  means = random_means(jax.random.PRNGKey(5), fam, (7, num_arms))
+  w = jax.random.uniform(jax.random.PRNGKey(6), (num_arms,), minval=1.0, maxval=50.0)
+  leader = jnp.argmax(means, axis=-1)
+  runs = []
+  for gather_at in (10**9, 1):  # masked sums everywhere, gathers everywhere
+    monkeypatch.setattr(jbai.transport, "GATHER_AT", gather_at)
+    costs = lambda w, means: pair_costs(fam, w, means, leader)  # new functions: new traces
+    total = lambda w, means: jnp.sum(jnp.nan_to_num(costs(w, means), posinf=0.0))
+    one = jax.vmap(lambda m, i: pair_costs(fam, w, m, i))
+    assert ("gather" in str(jax.make_jaxpr(costs)(w, means))) == (gather_at == 1)
+    runs.append((jax.jit(costs)(w, means), jax.grad(total, argnums=(0, 1))(w, means),
+                 jax.jit(one)(means, leader)))
+  (c0, g0, v0), (c1, g1, v1) = runs
+  assert c0.shape == (7, num_arms) and np.all(np.isinf(c0[np.arange(7), leader]))
+  for a, b in [(c0, c1), (v0, v1), (c0, v1), (g0[0], g1[0]), (g0[1], g1[1])]:
+    np.testing.assert_array_equal(a, b)
+
+
 def test_gamma_is_batched_over_leading_axes():
   fam = families.bernoulli()
   means = random_means(jax.random.PRNGKey(3), fam, (4, 6, 5))
