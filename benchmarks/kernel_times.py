@@ -11,7 +11,8 @@ times it untraced (best of --rounds calls of 512 steps), then runs one call unde
     the traced sum, the output's shape, and the source line of its first op;
   - the traced time by the kernels' output size: [lanes, K] and larger (a pass over
     every arm of every lane), [lanes] (one number a lane), other.
-The ranking, not the absolute figures, is what the trace measures.
+The trace adds its own cost to every kernel, and a kernel's traced time is not what
+removing it would save: the list points at candidates, and a timed change decides.
 
 Usage: python benchmarks/kernel_times.py [--rule tcb] [--instance gaussian-20]
          [--lanes 256] [--top 30] [--rounds 5]
