@@ -103,16 +103,27 @@ def analyse(text: str, top: int) -> None:
     print(f"{count:>4}  {where}")
 
 
-def main():
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def step_arguments(doc: str, top: int) -> argparse.ArgumentParser:
+  """The options of a script about one rule's step: --rule, --instance, --lanes, --top."""
+  parser = argparse.ArgumentParser(description=doc.splitlines()[0])
   parser.add_argument("--rule", default="tcb")
   parser.add_argument("--instance", default="gaussian-20", choices=sorted(INSTANCES))
   parser.add_argument("--lanes", type=int, default=256)
-  parser.add_argument("--top", type=int, default=25)
-  args = parser.parse_args()
+  parser.add_argument("--top", type=int, default=top)
+  return parser
+
+
+def steady_chunk(args):
+  """(means, the chunk program and its arguments) of `step_profile.setup` for the
+  options' rule and instance, with delta = 1e-30 so that no trial stops."""
   family_name, means = INSTANCES[args.instance]
   family, rule = jbai.families.get(family_name), jbai.rules.get(args.rule)
-  fn, pool, config, total = step_profile.setup(family, rule, means, args.lanes, 1, 1e-30)
+  return means, step_profile.setup(family, rule, means, args.lanes, 1, 1e-30)
+
+
+def main():
+  args = step_arguments(__doc__, 25).parse_args()
+  _, (fn, pool, config, total) = steady_chunk(args)
   print(f"{args.rule} on {args.instance}, {args.lanes} lanes, one step per iteration")
   analyse(fn.lower(pool, config, total).compile().as_text(), args.top)
 

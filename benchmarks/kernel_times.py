@@ -23,7 +23,6 @@ import os
 os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
                            + " --xla_cpu_enable_xprof_traceme=true").strip()
 
-import argparse  # noqa: E402
 import collections  # noqa: E402
 import glob  # noqa: E402
 import gzip  # noqa: E402
@@ -38,9 +37,6 @@ import jax  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hlo_fusions  # noqa: E402
 import step_profile  # noqa: E402
-from compiled_loop import INSTANCES  # noqa: E402
-
-import jbai  # noqa: E402
 
 STEPS = 512  # steps a call (step_profile's chunk)
 
@@ -82,16 +78,10 @@ def size_class(shape: str, lanes: int, num_arms: int) -> str:
 
 
 def main():
-  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-  parser.add_argument("--rule", default="tcb")
-  parser.add_argument("--instance", default="gaussian-20", choices=sorted(INSTANCES))
-  parser.add_argument("--lanes", type=int, default=256)
-  parser.add_argument("--top", type=int, default=30)
+  parser = hlo_fusions.step_arguments(__doc__, 30)
   parser.add_argument("--rounds", type=int, default=5)
   args = parser.parse_args()
-  family_name, means = INSTANCES[args.instance]
-  family, rule = jbai.families.get(family_name), jbai.rules.get(args.rule)
-  fn, pool, config, total = step_profile.setup(family, rule, means, args.lanes, 1, 1e-30)
+  means, (fn, pool, config, total) = hlo_fusions.steady_chunk(args)
   best = min(step_profile.lane_step_ns([(fn, pool, config, total, args.lanes)],
                                        args.rounds)[0])
   events = kernel_events(fn, pool, config, total)
