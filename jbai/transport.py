@@ -32,7 +32,7 @@ from jbai.families.base import Family
 
 GOLDEN_ITERS = 64
 _INV_PHI = 0.6180339887498949  # 1 / golden ratio
-GATHER_AT = 16  # arms from which `pair_costs` gathers the leader's weight and mean
+GATHER_AT = 16  # arms from which `entry` gathers (the leader's weight and mean)
 
 
 class Transport(NamedTuple):
@@ -172,12 +172,12 @@ def pair_costs(family: Family, w: ArrayLike, means: ArrayLike, leader: ArrayLike
   means = jnp.asarray(means) * 1.0
   leader = jnp.asarray(leader)
   is_leader = jnp.arange(means.shape[-1]) == leader[..., None]
-  costs = transport_cost(family, _entry(w, leader), _entry(means, leader), w, means,
+  costs = transport_cost(family, entry(w, leader), entry(means, leader), w, means,
                          method).value
   return jnp.where(is_leader, jnp.inf, costs)
 
 
-def _entry(x: jax.Array, index: jax.Array) -> jax.Array:
+def entry(x: jax.Array, index: jax.Array) -> jax.Array:
   """[..., 1] x[..., index] over the batch of x and index [...].
 
   Below GATHER_AT arms a masked sum over the arms, which XLA:CPU fuses into the

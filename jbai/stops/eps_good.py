@@ -67,8 +67,8 @@ from jbai import thresholds as thresholds_lib
 from jbai.builders import cached
 from jbai.families.base import Family, weighted_mean
 from jbai.stops.base import Stop
-from jbai.transport import (GOLDEN_ITERS, Transport, bisect_iters, bisect_root, golden_section,
-                            pair_costs)
+from jbai.transport import (GOLDEN_ITERS, Transport, bisect_iters, bisect_root, entry,
+                            golden_section, pair_costs)
 
 NAME = "eps-gllr"
 
@@ -204,8 +204,7 @@ def statistic(family: Family, arm_stats, eps):
   else:
     counts, mle = arm_stats.counts, arm_stats.mle
     is_top = jnp.arange(mle.shape[-1]) == top
-    n_a = jnp.sum(jnp.where(is_top, counts, 0))
-    m_a = jnp.sum(jnp.where(is_top, mle, 0))
+    n_a, m_a = entry(counts, top)[..., 0], entry(mle, top)[..., 0]
     costs = jnp.where(is_top, jnp.inf, eps_cost(family, n_a, m_a, counts, mle, eps))
   ch = jnp.argmin(costs).astype(jnp.int32)
   return top, ch, costs[ch]
