@@ -38,14 +38,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import hlo_fusions  # noqa: E402
 import step_profile  # noqa: E402
 
-STEPS = 512  # steps a call (step_profile's chunk)
 
-
-def kernel_events(fn, pool, config, total) -> dict:
-  """{kernel name: (traced microseconds, calls)} of one call under the profiler."""
+def kernel_events(fn, pool, config, total) -> tuple:
+  """({kernel name: (traced microseconds, calls)}, steps) of one call under the
+  profiler."""
   with tempfile.TemporaryDirectory() as d:
     with jax.profiler.trace(d, create_perfetto_trace=True):
-      jax.block_until_ready(fn(pool, config, total))
+      steps = int(jax.block_until_ready(fn(pool, config, total)).steps.max())
     path = glob.glob(os.path.join(d, "**", "*perfetto_trace.json.gz"), recursive=True)[0]
     with gzip.open(path) as f:
       trace = json.load(f)
@@ -55,7 +54,7 @@ def kernel_events(fn, pool, config, total) -> dict:
     if e.get("ph") == "X":
       times[e["name"]] += e["dur"]
       calls[e["name"]] += 1
-  return {name: (times[name], calls[name]) for name in times}
+  return {name: (times[name], calls[name]) for name in times}, steps
 
 
 def describe(text: str) -> dict:
@@ -84,10 +83,10 @@ def main():
   means, (fn, pool, config, total) = hlo_fusions.steady_chunk(args)
   best = min(step_profile.lane_step_ns([(fn, pool, config, total, args.lanes)],
                                        args.rounds)[0])
-  events = kernel_events(fn, pool, config, total)
+  events, steps = kernel_events(fn, pool, config, total)
   info = describe(fn.lower(pool, config, total).compile().as_text())
-  per_step = {n: us for n, (us, calls) in events.items() if n in info and calls >= STEPS}
-  ns = {n: 1e3 * us / (STEPS * args.lanes) for n, us in per_step.items()}
+  per_step = {n: us for n, (us, calls) in events.items() if n in info and calls >= steps}
+  ns = {n: 1e3 * us / (steps * args.lanes) for n, us in per_step.items()}
   traced = sum(ns.values())
   print(f"{args.rule} on {args.instance}, {args.lanes} lanes, {jax.devices()[0].device_kind}")
   print(f"untraced step: {best:.0f} ns per lane-step; traced kernels: {traced:.0f} "
