@@ -1,4 +1,4 @@
-"""The two-stage arg-max (`jbai.rules.ties.argmax`) against jnp.argmax, alone and
+"""The two-stage arg-max (`jbai.ties.argmax`) against jnp.argmax, alone and
 in a step of the pool.
 
 1. ns per element of each, over 16 lanes of K values in a compiled loop
@@ -28,8 +28,8 @@ from compiled_loop import INSTANCES  # noqa: E402
 from step_profile import setup  # noqa: E402
 
 import jbai  # noqa: E402
+from jbai import ties  # noqa: E402
 from jbai.host import programs  # noqa: E402
-from jbai.rules import ties  # noqa: E402
 
 LANES, REPS = 16, 2000
 

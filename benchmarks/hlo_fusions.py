@@ -2,7 +2,7 @@
 
 Compiles the chunk program of `benchmarks/step_profile.py` for a rule and instance
 (--lanes lanes, one step per loop iteration), takes the while loop's body off the
-conditionals (the common path of a step: the refill and `jbai.rules.ties`'s rare
+conditionals (the common path of a step: the refill and `jbai.ties`'s rare
 branches sit in conditionals) and prints:
   - the number of fusions (kernels) in it, and in the whole program;
   - each (source line, op) that appears in more than one fusion: a producer that

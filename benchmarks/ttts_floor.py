@@ -42,9 +42,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbai.rules.ties import first_max
 from jbai.rules.top_two import top_two_rule
 from jbai.rules.ttts import Envelopes, envelopes, pick, propose
+from jbai.ties import first_max
 
 from rules import INSTANCES, measure
 

@@ -12,7 +12,7 @@ PACKAGE = os.path.dirname(os.path.abspath(jbai.__file__))
 LAYERS = [
     ("jbai.random", "jbai.builders"),
     ("jbai.families",),
-    ("jbai.state", "jbai.transport", "jbai.checks"),
+    ("jbai.state", "jbai.transport", "jbai.checks", "jbai.ties"),
     ("jbai.thresholds", "jbai.oracle", "jbai.problems", "jbai.rules", "jbai.stops"),
     ("jbai.core",),
     ("jbai.host",),

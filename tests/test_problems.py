@@ -264,6 +264,73 @@ def test_the_glr_of_the_best_arm_is_the_engines_statistic_and_top_m_takes_its_pa
                                                for n, m in zip(counts, means)), rtol=1e-12)
 
 
+def test_the_best_arm_and_the_eps_good_arm_are_problems_whose_statistic_is_the_engines():
+  # Weibull arms, whose MLE of the mean is not the sample mean: the leader comes
+  # from the sample means (answer_of), the costs from the MLEs, as the paper's stop.
+  family = families.weibull()
+  counts = jnp.asarray([40, 40, 12, 7])
+  sums = jnp.asarray([[80.0, 170.0], [79.0, 190.0], [18.0, 30.0], [7.0, 8.0]])
+
+  @jax.jit
+  def statistics(counts, sums):
+    stats = arm_stats(family, counts, sums, jnp.sum(counts))
+    top = jnp.argmax(stats.mean)
+    costs = jbai.pair_costs(family, counts, stats.mle, top)
+    return dict(
+        stats=stats, costs=costs, best=problems.statistic(problems.best_arm(), family, stats),
+        engine=stopping_statistic(family, stats),
+        top_1=problems.statistic(problems.top_m(1), family, stats)[0],
+        eps_0=problems.statistic(problems.eps_good(0.0), family, stats),
+        eps=[(problems.statistic(problems.eps_good(eps), family, stats),
+              jbai.stops.eps_good.statistic(family, stats, eps)) for eps in (0.1, 0.4)])
+
+  out = statistics(counts, sums)
+  assert int(jnp.argmax(out["stats"].mean)) == 0 and int(jnp.argmax(out["stats"].mle)) == 1
+  ch = int(jnp.argmin(out["costs"]))
+  answer, a, b, value = out["best"]
+  assert (int(answer), int(a), int(b)) == (0, 0, ch)
+  assert float(value) == float(out["costs"][ch])  # bit for bit
+  assert [int(x) for x in out["engine"][:2]] == [0, ch]
+  assert int(jnp.argmax(out["top_1"])) == 1  # top-m reads its answer off the MLEs
+  assert [float(x) for x in out["eps_0"]] == [float(x) for x in out["best"]]
+  for got, want in out["eps"]:  # the MLEs of arms 0 and 1 are 0.104 apart
+    assert [float(got[i]) for i in (0, 2, 3)] == [float(x) for x in want]
+  assert float(value) == 0 and float(out["eps"][1][0][3]) > 0.5
+
+  means = [1.0, 0.8, 0.75, 0.3]
+  via = problems.oracle(problems.eps_good(0.1), "bernoulli", means)
+  ref = jbai.oracle.eps_optimal_allocation("bernoulli", means, 0.1)
+  np.testing.assert_array_equal(np.asarray(via.w), np.asarray(ref.w))
+  np.testing.assert_array_equal(np.asarray(via.t_star), 1.0 / np.asarray(ref.gamma))
+  with pytest.raises(ValueError, match="eps must be a finite number >= 0, got -0.1"):
+    problems.eps_good(-0.1)
+  with pytest.raises(ValueError, match="at least the width of Theta"):
+    problems.oracle(problems.eps_good(1.0), "bernoulli", means)
+
+
+def test_runs_asking_the_best_arm_or_an_eps_good_arm_as_problems_are_the_engines_trials():
+  kw = dict(delta=[0.1, 0.01], n_trials=24, max_steps=20_000)
+  means = [3.0, 2.0, 1.9, 1.0]  # Weibull: leader and costs from different estimates
+  plain = jbai.simulate(jax.random.key(4), "weibull", [means], "tcb", **kw)
+  for asked in (dict(problem=problems.best_arm()),
+                dict(threshold=jbai.stops.answer_gllr(problems.best_arm()))):
+    run = jbai.simulate(jax.random.key(4), "weibull", [means], "tcb", **kw, **asked)
+    for field in ("tau", "answer", "counts", "correct"):
+      np.testing.assert_array_equal(getattr(run, field), getattr(plain, field))
+  means = [1.0, 0.8, 0.75, 0.3]
+  eps = jbai.simulate(jax.random.key(4), "gaussian", [means], "ebtc-eps", eps_good=0.1, **kw)
+  run = jbai.simulate(jax.random.key(4), "gaussian", [means], "ebtc-eps",
+                      problem=problems.eps_good(0.1), **kw)
+  for field in ("tau", "answer", "counts", "correct"):
+    np.testing.assert_array_equal(getattr(run, field), getattr(eps, field))
+  with pytest.raises(ValueError, match="ask two different slacks"):
+    jbai.simulate(jax.random.key(4), "gaussian", [means], "tcb", problem=problems.eps_good(0.1),
+                  eps_good=0.2, **kw)
+  with pytest.raises(ValueError, match=r"a run to a budget answers .* not eps-good\(eps=0.1\)"):
+    jbai.budget(jax.random.key(4), "gaussian", [means], "uniform", budget=100, n_trials=2,
+                problem=problems.eps_good(0.1))
+
+
 @pytest.mark.parametrize("problem, means, message", [
     (lambda: problems.top_m(0), None, "m (the number of arms to find) must be an integer >= 1"),
     (lambda: problems.top_m(4), [0.9, 0.5, 0.2, 0.1], "m = 4 must be less than"),

@@ -8,14 +8,14 @@ import pytest
 from scipy import stats
 
 import jbai
+from jbai import ties
 from jbai.core.inputs import raw_key
 from jbai.core.lane import rule_key
 from jbai.random import prng
-from jbai.rules import ties
-from jbai.rules.ties import (TIE_ULPS, argmax_random, argmax_ties, first_index, first_max,
-                             maxima, or_argmax, running_count)
 from jbai.rules.top_two import tci_challenger
 from jbai.state import arm_stats
+from jbai.ties import (TIE_ULPS, argmax_random, argmax_ties, first_index, first_max,
+                             maxima, or_argmax, running_count)
 
 
 def test_first_index_and_its_fallback_to_an_argmax():

@@ -89,8 +89,9 @@ def resolve(family, rule, budget, problem=None, **stop_options) -> tuple:
   if given:
     raise ValueError(f"a run to a budget (budget={budget!r}) has no stop, so no "
                      f"{given[0]}: pass {given[0]}=None")
-  if problem is not None:
-    checked(problem)
+  if problem is not None and checked(problem).name == "eps-good":
+    raise ValueError(f"a run to a budget answers the best arm, the top m or the arms above a "
+                     f"level, not {problem!r}: ask best_arm() (P(error) counts wrong arms)")
   family, rule = inputs.as_family(family), inputs.as_rule(rule)
   return family, rule, stops.budget_stop(recommendation(rule), problem)
 

@@ -38,13 +38,14 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jbai import ties
 from jbai.families.base import Family
+from jbai.problems.base import statistic
+from jbai.problems.best_arm import best_arm
 from jbai.random import prng
-from jbai.rules import ties
 from jbai.rules.base import Rule
 from jbai.state import ArmStats, count_dtype, empty_stats, observe, observe_block
 from jbai.stops.base import Stop
-from jbai.transport import pair_costs
 
 
 class Scores(NamedTuple):
@@ -148,12 +149,14 @@ def pulls_of(stats: ArmStats, arm: jax.Array) -> jax.Array:
   return jnp.sum(jnp.where(jnp.arange(stats.counts.shape[-1]) == arm, stats.counts, 0))
 
 
+BEST_ARM = best_arm()
+
+
 def stopping_statistic(family: Family, stats: ArmStats):
-  """(top, challenger, Lambda_t(top, challenger)) of the GLLR stopping rule."""
-  top = ties.argmax(stats.mean)
-  glr = pair_costs(family, stats.counts, stats.mle, top)
-  ch = ties.argmin(glr)
-  return top, ch, glr[ch]
+  """(top, challenger, Lambda_t(top, challenger)) of the GLLR stopping rule: the
+  best arm's GLLR through its problem (`jbai.problems.base.statistic`)."""
+  top, _, ch, glr = statistic(BEST_ARM, family, stats)
+  return top, ch, glr
 
 
 def reward_score(family: Family, stats: ArmStats, means: jax.Array, running) -> jax.Array:
@@ -214,7 +217,7 @@ def initial_scores(family: Family, rule: Rule, config: Config, num_arms: int,
 def answer_prototype(threshold, num_arms: int):
   """A trial's answer before it stops: an arm, or for a stop that answers a set of
   arms (`jbai.stops.Stop.problem`), a [K] bool mask (None: an arm)."""
-  if isinstance(threshold, Stop) and threshold.problem is not None:
+  if isinstance(threshold, Stop) and threshold.problem is not None and not threshold.problem.arm:
     return jnp.zeros(num_arms, bool)
   return None
 

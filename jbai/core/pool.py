@@ -25,7 +25,7 @@ from jbai.core import lane as lane_lib
 from jbai.core.lane import Config, Lane
 from jbai.families.base import Family
 from jbai.rules.base import Rule
-from jbai.rules.ties import running_count
+from jbai.ties import running_count
 
 REFILL_EVERY = 8  # steps between writing results and refilling finished lanes
 SHRINK = 8        # the tail's pool has 1/SHRINK of the lanes ...

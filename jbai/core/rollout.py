@@ -189,6 +189,7 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
   else:
     if checkpoints is not None:
       raise ValueError("checkpoints are the times of a run to a budget: give budget")
+    problem, eps_good = stops.question(problem, eps_good)
     rule = eps_lib.rule_for_eps(rule, eps_good)
     threshold = stops.with_problem(inputs.as_rule(rule), threshold, problem, eps_good)
     threshold = eps_lib.with_eps(inputs.as_rule(rule), threshold, eps_good)

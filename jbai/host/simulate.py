@@ -407,6 +407,7 @@ def _simulate(key, family, means, rule, delta, n_trials, threshold, max_steps, l
               progress, on_chunk, devices, shrink, done, scores, eps_good, problem, share):
   """`simulate`'s checks and run: (family, threshold, means, levels, the raw records,
   the stats)."""
+  problem, eps_good = stops.question(problem, eps_good)
   rule = eps_lib.rule_for_eps(rule, eps_good)
   threshold = stops.with_problem(inputs.as_rule(rule), threshold, problem, eps_good)
   threshold = eps_lib.with_eps(inputs.as_rule(rule), threshold, eps_good)

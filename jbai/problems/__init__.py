@@ -1,6 +1,7 @@
 """Pure-exploration questions beyond the best arm, through one answer interface.
 
   jbai.problems.best_arm()     the arm with the largest mean
+  jbai.problems.eps_good(eps)  an arm whose mean is within eps of the largest
   jbai.problems.top_m(m)       the m arms with the largest means
   jbai.problems.above(level)   the arms whose mean is above a level (thresholding)
 
@@ -25,12 +26,13 @@ import numpy as np
 
 from jbai import families
 from jbai.families.base import Family, check_means
-from jbai.problems.base import Problem, batched, glr
+from jbai.problems.base import Problem, batched, glr, statistic
 from jbai.problems.best_arm import best_arm
+from jbai.problems.eps_good import eps_good
 from jbai.problems.threshold import above
 from jbai.problems.top_m import top_m
 
-PROBLEMS = {"best-arm": best_arm, "top-m": top_m, "above": above}
+PROBLEMS = {"best-arm": best_arm, "eps-good": eps_good, "top-m": top_m, "above": above}
 
 
 class Oracle(NamedTuple):
@@ -99,11 +101,12 @@ def asked(top=None, above=None, names=("top", "above")) -> Optional[Problem]:
 
 
 def get(name: str, **params) -> Problem:
-  """A problem by name: "best-arm", "top-m" (m=...) or "above" (level=...)."""
+  """A problem by name: "best-arm", "eps-good" (eps=...), "top-m" (m=...) or "above"
+  (level=...)."""
   if name not in PROBLEMS:
     raise ValueError(f"unknown problem {name!r}; use one of {sorted(PROBLEMS)}")
   return PROBLEMS[name](**params)
 
 
-__all__ = ["Oracle", "PROBLEMS", "Problem", "above", "asked", "best_arm", "check", "get", "glr",
-           "oracle", "top_m"]
+__all__ = ["Oracle", "PROBLEMS", "Problem", "above", "asked", "best_arm", "check", "eps_good",
+           "get", "glr", "oracle", "statistic", "top_m"]

@@ -5,15 +5,17 @@ arm, the m best arms, the arms above a level. A `Problem` is a NamedTuple of pur
 functions, built by a factory that closes over its parameters (`jbai.problems.top_m(2)`):
 
   answer(means [K]) -> [K] bool      the arms in the answer (one for the best arm)
-  costs(family, w [K], means [K]) -> [P] float
-      the alternatives to the answer of `means` are a union of pieces; c_k(w)
-      is the transport cost of the cheapest instance of piece k with weights w:
-      concave, nondecreasing and 1-homogeneous in w, positive where every
-      weight is (an identifiable answer); +inf at an index that is no piece
+  costs(family, w [K], means [K], at=None) -> [P] float
+      the alternatives to the answer of `at` (default: `means`) are a union of
+      pieces; c_k(w) is the transport cost, from `means`, of the cheapest
+      instance of piece k with weights w: concave, nondecreasing and
+      1-homogeneous in w, positive where every weight is and `at` answers as
+      `means` do (an identifiable answer); +inf at an index that is no piece
       (top-m lays its pairs on an [m, K] grid whose columns in the answer are
-      none)
-  arms(means [K], k) -> (a, b)   the two arms of piece k (one arm twice for a
-      piece of one arm), which a stopping threshold sees as leader and challenger
+      none; the best arm's pairs on [K], its own arm none)
+  arms(at [K], k) -> (a, b)   the two arms of piece k of the answer of `at` (one
+      arm twice for a piece of one arm), which a stopping threshold sees as
+      leader and challenger (for the best arm, its arm and the other)
   solve(family, means [K]) -> (w [K], t_star [])   the oracle, for one instance
   check(family, means [K] numpy) -> None   raises ValueError where the answer is
       not identifiable (a tie at its edge, a mean at a level)
@@ -22,8 +24,16 @@ functions, built by a factory that closes over its parameters (`jbai.problems.to
       reports its mean beside P(error); None for the best arm, whose answer is an
       arm and whose simple regret is mu* - mu_J)
 
-The same `costs` gives the GLLR (weights = counts, means = MLEs: `glr`), a
-sampling rule's empirical costs (weights = proportions) and the oracle
+Two fields say how a trial reads it. `answer_of` names the estimate of
+`jbai.state.ArmStats` the GLLR stop takes the empirical answer from: "mle" (the
+MLEs, where the costs are taken), or "mean" (the projected sample means, as the
+paper's stop takes its leader: the best arm and the eps-good arm; the two differ
+only for families whose MLE of the mean is not the sample mean, Weibull and the
+general ones). `arm` says the answer is one arm, which a trial records as its
+index (the best arm, the eps-good arm) rather than as a [K] mask.
+
+The same `costs` gives the GLLR (weights = counts, means = MLEs: `statistic`,
+`glr`), a sampling rule's empirical costs (weights = proportions) and the oracle
 (T*(nu)^{-1} = max_w min_k c_k(w): `jbai.oracle.pieces`).
 """
 
@@ -31,6 +41,8 @@ from typing import Callable, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
+
+from jbai import ties
 
 
 class Problem(NamedTuple):
@@ -44,6 +56,8 @@ class Problem(NamedTuple):
   check: Callable
   params: tuple = ()
   regret: Optional[Callable] = None
+  answer_of: str = "mle"
+  arm: bool = False
 
   def __repr__(self):
     return f"{self.name}({', '.join(f'{k}={v}' for k, v in self.params)})"
@@ -58,13 +72,28 @@ class Problem(NamedTuple):
     return not self == other
 
 
-def cheapest(problem: Problem, family, counts, mle):
-  """(answer [K] bool, k, c_k(N_t)): the empirical answer and its cheapest piece with
-  the counts as weights and the MLEs as means (the lowest index among equal costs),
-  what the GLLR stop and the rules that sample its pieces read."""
-  costs = problem.costs(family, jnp.asarray(counts) * 1.0, mle)
-  k = jnp.argmin(costs)
-  return problem.answer(mle), k, costs[k]
+def cheapest(problem: Problem, family, counts, mle, at=None):
+  """(answer [K] bool, k, c_k(N_t)): the empirical answer, of `at` (default: the
+  MLEs), and its cheapest piece with the counts as weights and the MLEs as means
+  (the lowest index among equal costs), what the GLLR stop and the rules that
+  sample its pieces read."""
+  at = mle if at is None else at
+  costs = problem.costs(family, jnp.asarray(counts) * 1.0, mle, at)
+  k = ties.argmin(costs)
+  return problem.answer(at), k, costs[k]
+
+
+def statistic(problem: Problem, family, stats):
+  """(answer, a, b, Lambda_t) of the GLLR stop for `problem` at a trial's
+  statistics `stats` (`jbai.state.ArmStats`): the empirical answer (of the
+  estimate `problem.answer_of`; its arm, [] int32, for a problem whose answer is
+  an arm, else a [K] bool mask), the arms (a, b) of its cheapest piece and that
+  piece's cost, min_k c_k(N_t) at the MLEs (`cheapest`). For the best arm it is
+  the paper's stop: the leader, its challenger and Lambda_t(leader, challenger)."""
+  at = getattr(stats, problem.answer_of)
+  answer, k, value = cheapest(problem, family, stats.counts, stats.mle, at)
+  a, b = problem.arms(at, k)
+  return (a if problem.arm else answer), a, b, value
 
 
 def glr(problem: Problem, family, counts, mle):

@@ -1,15 +1,22 @@
 """Best-arm identification: the arm with the largest mean.
 
 The answer is the best arm a*; the pieces are the K - 1 pairs (a*, j), each costing
-the pair transport cost (paper Lemma 1), so that the GLLR is the paper's
-Lambda_t(top, ch) and the oracle is the exact one (`jbai.oracle.exact_solve`,
-Garivier & Kaufmann 2016's nested bisection): top-m at m = 1, with the solver
-of best-arm identification.
+the pair transport cost (paper Lemma 1, `jbai.transport.pair_costs`, +inf at a*'s
+own index), so that the GLLR is the paper's Lambda_t(top, ch) and the oracle is
+the exact one (`jbai.oracle.exact_solve`, Garivier & Kaufmann 2016's nested
+bisection). It is top-m at m = 1 (`jbai.problems.top_m`), laid out as the paper's
+stop lays it: one leader against every arm. The GLLR stop reads its leader from
+the projected sample means (`answer_of = "mean"`), costs at the MLEs, and records
+the leader's index: the engine's own stop (`jbai.core.lane.stopping_statistic`
+is `statistic(best_arm(), ...)`).
 """
 
+import jax.numpy as jnp
+
+from jbai import ties
 from jbai.oracle.exact import exact_solve
 from jbai.problems.base import Problem
-from jbai.problems.top_m import top_m
+from jbai.transport import pair_costs
 
 NAME = "best-arm"
 
@@ -23,7 +30,15 @@ def best_arm() -> Problem:
     >>> round(float(sol.t_star), 3)
     208.695
   """
-  one = top_m(1)
+
+  def answer(means):
+    return jnp.arange(means.shape[-1]) == ties.argmax(means)
+
+  def costs(family, w, means, at=None):  # [K]: pair (a*, j) at j, +inf at a*
+    return pair_costs(family, w, means, ties.argmax(means if at is None else at))
+
+  def arms(at, k):
+    return ties.argmax(at), jnp.asarray(k, jnp.int32)
 
   def solve(family, means):
     w, gamma = exact_solve(family, means)
@@ -36,4 +51,4 @@ def best_arm() -> Problem:
       raise ValueError(f"tie for the best arm at mean {float(top)!r} (means "
                        f"{means.tolist()}): the best arm must be unique")
 
-  return Problem(NAME, one.answer, one.costs, one.arms, solve, check)
+  return Problem(NAME, answer, costs, arms, solve, check, answer_of="mean", arm=True)

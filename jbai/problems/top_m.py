@@ -142,13 +142,13 @@ def top_m(m: int) -> Problem:
   def answer(means):
     return leaders(means, m)[1]
 
-  def costs(family, w, means):  # [m R]: pair (S_r, c) at r R + c, +inf where c is in S
-    g = grid(means, m)
+  def costs(family, w, means, at=None):  # [m R]: pair (S_r, c) at r R + c, +inf where c is in S
+    g = grid(means if at is None else at, m)
     return jnp.where(g.live, pair_grid(family, w, means, g).value, jnp.inf).reshape(-1)
 
-  def arms(means, k):
-    g = grid(means, m)
-    index = jnp.arange(means.shape[-1])
+  def arms(at, k):
+    g = grid(at, m)
+    index = jnp.arange(at.shape[-1])
     columns = g.pick(index)
     nth = lambda values, i: jnp.sum(jnp.where(jnp.arange(values.shape[0]) == i, values, 0))
     r, c = k // columns.shape[0], k % columns.shape[0]

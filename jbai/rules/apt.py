@@ -14,9 +14,9 @@ stop (`jbai.stops.answer_gllr`) and to a budget alike.
 
 import jax.numpy as jnp
 
+from jbai import ties
 from jbai.builders import cached
 from jbai.problems.threshold import above
-from jbai.rules import ties
 from jbai.rules.base import Rule, no_state
 
 

@@ -60,11 +60,11 @@ from typing import Any, Callable, NamedTuple, Optional
 import jax
 import jax.numpy as jnp
 
+from jbai import ties
 from jbai.builders import fields_equal
 from jbai.families.base import Family
-from jbai.rules import ties
-from jbai.rules.ties import argmax_random_ties, first_index
 from jbai.state import ArmStats
+from jbai.ties import argmax_random_ties, first_index
 
 
 class Rule(NamedTuple):

@@ -33,8 +33,8 @@ import jax.numpy as jnp
 from jbai.builders import cached
 from jbai.rules.base import Rule, leader, least_sampled
 from jbai.rules.tas import DTrackingState, check_solver, tracked_allocation
-from jbai.rules.ties import argmax_random_ties
 from jbai.oracle.warm import warm_start
+from jbai.ties import argmax_random_ties
 from jbai.transport import pair_costs
 from jbai.state import count_dtype
 

@@ -24,7 +24,7 @@ mu_i >= max mu - eps. After one pull of each arm, at every step n:
 There is no forced exploration: the slack eps > 0 makes every arm a challenger
 often enough (the paper's point against EB-TC, `jbai.rules.ebtc`, which needs
 it). Ties for the leader and the challenger are broken uniformly at random
-(`jbai.rules.ties.argmax_random`), as in the other top-two rules. The rule's own
+(`jbai.ties.argmax_random`), as in the other top-two rules. The rule's own
 stop is the eps-GLLR with the same eps (`jbai.stops.eps_good.eps_gllr`, against
 the gk16 threshold), so that a run counts an error as an answer that is not
 eps-good.
@@ -51,10 +51,10 @@ from jax.typing import ArrayLike
 from jbai.builders import cached
 from jbai.families.base import Family
 from jbai.rules.base import Rule, check_eps_good, hyper
-from jbai.rules.ties import argmax_random, first_max
 from jbai.rules.top_two import check_beta, eb_leader
 from jbai.state import ArmStats
 from jbai.stops.eps_good import eps_gllr, eps_transport
+from jbai.ties import argmax_random, first_max
 from jbai.transport import Transport
 
 IDS = "ids"

@@ -37,7 +37,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jbai.rules import ties
+from jbai import ties
 from jbai.rules.base import Rule, hyper
 from jbai.state import count_dtype
 from jbai.stops import bounds as bounds_lib

@@ -51,7 +51,7 @@ import jax.numpy as jnp
 from jbai.builders import cached
 from jbai.families.base import tiny
 from jbai.rules.base import Rule, leader, least_sampled
-from jbai.rules.ties import argmax_random_ties, argmin, maxima
+from jbai.ties import argmax_random_ties, argmin, maxima
 from jbai.transport import transport_cost
 
 
@@ -166,7 +166,7 @@ def fw_direction(family, x: jax.Array, mean: jax.Array, top: jax.Array,
   # two means nearly tie (Bernoulli's, in float32, at a relative gap of 1e-4).
   a = jnp.where(is_top, 0.0, jnp.maximum(family.kl(mean[top], cost.x), 0.0))
   b = jnp.where(is_top, 0.0, jnp.maximum(family.kl(mean, cost.x), 0.0))
-  # The minima up to rounding (see jbai.rules.ties.maxima) are always active.
+  # The minima up to rounding (see jbai.ties.maxima) are always active.
   active = (f < jnp.min(f) + r) | maxima(-f)
   z, _ = solve_bai_game(a, b, a * x[top] + b * x, active & ~is_top, top)
   return z

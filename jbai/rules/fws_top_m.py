@@ -37,7 +37,7 @@ from jbai.problems.top_m import packed, pair_grid, top_m
 from jbai.rules.base import Rule, least_sampled
 from jbai.rules.fws import is_square
 from jbai.rules.matrix_game import solve_matrix_game
-from jbai.rules.ties import argmax_random_ties, maxima
+from jbai.ties import argmax_random_ties, maxima
 
 
 class FWSTopMState(NamedTuple):

@@ -36,7 +36,7 @@ import jax
 import jax.numpy as jnp
 
 from jbai.families.base import Family
-from jbai.rules.ties import argmax_random_ties, argmax_ties
+from jbai.ties import argmax_random_ties, argmax_ties
 from jbai.transport import transport_cost
 
 

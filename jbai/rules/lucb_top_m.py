@@ -29,9 +29,9 @@ first pages); the rule is what the paragraphs above say.
 
 import jax.numpy as jnp
 
+from jbai import ties
 from jbai.builders import cached
 from jbai.problems.top_m import top_m
-from jbai.rules import ties
 from jbai.rules.base import Rule
 from jbai.rules.lucb import lucb_init, lucb_round
 from jbai.stops import bounds as bounds_lib

@@ -33,8 +33,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jbai import ties
 from jbai.builders import cached
-from jbai.rules import ties
 from jbai.rules.base import Rule, hyper
 from jbai.stops.elimination import elimination
 

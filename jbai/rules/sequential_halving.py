@@ -37,8 +37,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jbai import ties
 from jbai.builders import cached
-from jbai.rules import ties
 from jbai.rules.base import Rule
 from jbai.rules.successive_rejects import best_active
 from jbai.state import count_dtype

@@ -39,8 +39,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jbai import ties
 from jbai.builders import cached
-from jbai.rules import ties
 from jbai.rules.base import Rule
 from jbai.state import count_dtype
 

@@ -25,10 +25,10 @@ from typing import NamedTuple
 
 import jax.numpy as jnp
 
-from jbai import oracle
+from jbai import oracle, ties
 from jbai.builders import cached
 from jbai.oracle.warm import WarmStart, warm_start
-from jbai.rules import ties, top_two
+from jbai.rules import top_two
 from jbai.rules.base import Rule
 from jbai.rules.tas import check_solver, warm_steps
 from jbai.rules.top_two import tc_challenger, ts_leader

@@ -83,8 +83,8 @@ from jbai.builders import cached
 from jbai.families.base import Family
 from jbai.oracle.warm import WarmStart, warm_start
 from jbai.rules.base import Rule, least_sampled
-from jbai.rules.ties import argmax_random_ties
 from jbai.state import ArmStats, count_dtype
+from jbai.ties import argmax_random_ties
 
 
 SOLVERS = ("warm", "warm-converged", "exact")

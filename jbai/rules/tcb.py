@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 
 from jbai.rules.base import Rule, hyper, least_sampled, under_explored
-from jbai.rules.ties import argmax_ties
+from jbai.ties import argmax_ties
 from jbai.transport import pair_costs
 
 

@@ -23,7 +23,7 @@ the projected sample means as means, 0 when mu_t(j) >= mu_t(L): the GLLR of
 "L beats j" evaluated at the sample means. Every rule first pulls each arm once
 (the least-sampled arm while some count is 0), as its paper does. Ties, in the
 empirical best arm, the Thompson leader and the challenger's argmin, are broken
-uniformly at random (`jbai.rules.ties.argmax_random`).
+uniformly at random (`jbai.ties.argmax_random`).
 """
 
 from typing import Callable, NamedTuple, Union
@@ -34,8 +34,8 @@ import jax.numpy as jnp
 from jbai.builders import cached
 from jbai.families.base import Family
 from jbai.rules.base import Rule, hyper, no_state, under_explored
-from jbai.rules.ties import argmax_random, first_max
 from jbai.state import ArmStats
+from jbai.ties import argmax_random, first_max
 from jbai.transport import pair_costs
 
 Leader = Callable[[jax.Array, Family, ArmStats], jax.Array]

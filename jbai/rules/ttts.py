@@ -42,9 +42,9 @@ from jbai.builders import cached
 from jbai.random import samplers
 from jbai.random.posteriors import Posterior
 from jbai.rules.base import Rule
-from jbai.rules.ties import first_max
 from jbai.rules.top_two import (check_beta, check_posterior, tc_challenger, top_two_rule,
                                 ts_leader)
+from jbai.ties import first_max
 
 MAX_ROUNDS = 1000  # guard on the rounds of the loop (never reached in practice)
 FIT_TRIES = 2  # candidate pairs per union proposal, the first that fits goes on

@@ -24,7 +24,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jbai.rules import ties
+from jbai import ties
 from jbai.rules.base import Rule, hyper, least_sampled
 
 

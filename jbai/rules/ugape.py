@@ -25,8 +25,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jbai import ties
 from jbai.builders import cached
-from jbai.rules import ties
 from jbai.rules.base import Rule, hyper, least_sampled
 from jbai.stops import bounds as bounds_lib
 from jbai.stops.confidence import confidence

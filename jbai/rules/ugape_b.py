@@ -28,7 +28,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jbai.rules import ties
+from jbai import ties
 from jbai.rules.base import Rule, empirical_best, hyper, least_sampled
 from jbai.rules.successive_rejects import min_budget
 from jbai.state import count_dtype

@@ -18,8 +18,9 @@ import jax.numpy as jnp
 
 from jbai import thresholds as thresholds_lib
 from jbai.builders import cached
-from jbai.problems.base import Problem, checked, cheapest
+from jbai.problems.base import Problem, checked, statistic
 from jbai.stops.base import Stop, own_stop, question_refusal
+from jbai.stops.eps_good import eps_gllr, with_eps
 
 NAME = "answer-gllr"
 
@@ -28,8 +29,7 @@ NAME = "answer-gllr"
 def _test_fn(problem: Problem, threshold):
   def test(params, family, arm_stats, rule_state):
     del rule_state
-    answer, k, value = cheapest(problem, family, arm_stats.counts, arm_stats.mle)
-    a, b = problem.arms(arm_stats.mle, k)
+    answer, a, b, value = statistic(problem, family, arm_stats)
     beta = threshold.value(params, family, arm_stats, a, b)
     return answer, b, jnp.broadcast_to(value, beta.shape), beta
   return test
@@ -39,8 +39,10 @@ def answer_gllr(problem: Problem, threshold="gk16") -> Stop:
   """The GLLR stop of `problem`, against a GLLR threshold.
 
   Args:
-    problem: a `jbai.problems.Problem` whose answer is a set (`top_m(m)`,
-      `above(level)`).
+    problem: a `jbai.problems.Problem`: a set's (`top_m(m)`, `above(level)`),
+      whose stop answers a [K] bool mask; or an arm's, whose stop answers the
+      arm's index: the best arm's (the engine's stop with `threshold`, trial for
+      trial), or an eps-good one's (`jbai.stops.eps_gllr`, which it returns).
     threshold: a `jbai.thresholds.Threshold` or its name.
 
   Example:
@@ -48,23 +50,48 @@ def answer_gllr(problem: Problem, threshold="gk16") -> Stop:
     >>> stops.answer_gllr(problems.above(0.5))
     answer-gllr(problem=above(level=0.5), threshold=gk16())
   """
+  if checked(problem).name == "eps-good":
+    return eps_gllr(dict(problem.params)["eps"], threshold)
   if isinstance(threshold, str):
     threshold = thresholds_lib.get(threshold)
   return Stop(NAME, threshold.init, _test_fn(problem, threshold),
-              (("problem", problem), ("threshold", threshold)), problem=problem)
+              (("problem", problem), ("threshold", threshold)),
+              problem=None if problem.arm else problem)
+
+
+def question(problem: Optional[Problem], eps_good=None):
+  """(problem, eps_good) of a run: an eps-good problem (`jbai.problems.eps_good`)
+  asks what eps_good asks (the eps-GLLR stop, `jbai.stops.eps_good.with_eps`), so it
+  becomes (None, its eps), and the best arm None; any other pair unchanged.
+
+  Raises:
+    ValueError: for an eps-good problem with another eps_good.
+  """
+  if isinstance(problem, Problem) and problem.name == "eps-good":
+    eps = dict(problem.params)["eps"]
+    if eps_good is not None and float(eps_good) != eps:
+      raise ValueError(f"{problem!r} and eps_good={eps_good} ask two different slacks: give "
+                       "one of them")
+    return None, eps
+  if isinstance(problem, Problem) and problem.name == "best-arm":
+    return None, eps_good
+  return problem, eps_good
 
 
 def with_problem(rule, threshold, problem: Optional[Problem], eps_good=None):
   """The stop of a run that asks `problem`: its GLLR against `threshold` (a GLLR
   threshold or its name; None: the rule's own stop where it answers the
   problem, else gk16), or `threshold` itself where it is a stop of the problem.
-  Without a problem, or for the best arm, `threshold` unchanged.
+  Without a problem, or for the best arm, `threshold` unchanged; for an eps-good
+  one (`question`), the eps-GLLR stop (`jbai.stops.eps_good.with_eps`).
 
   Raises:
     ValueError: with eps_good (an answer about the best arm), with a stop that
       answers another question (the rule's own, or one named), or for a problem
       that is not a `jbai.problems.Problem`.
   """
+  if isinstance(problem, Problem) and problem.name == "eps-good":
+    return with_eps(rule, threshold, question(problem, eps_good)[1])
   own = own_stop(rule)
   if problem is None:
     if threshold is None and own is not None and own.problem is not None:

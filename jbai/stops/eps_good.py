@@ -64,6 +64,7 @@ import jax
 import jax.numpy as jnp
 
 from jbai import thresholds as thresholds_lib
+from jbai import ties
 from jbai.builders import cached
 from jbai.families.base import Family, weighted_mean
 from jbai.stops.base import Stop
@@ -194,23 +195,45 @@ def eps_cost(family: Family, n_a, m_a, n_b, m_b, eps, method: str = "auto"):
   return eps_transport(family, n_a, m_a, n_b, m_b, eps, method).value
 
 
-def statistic(family: Family, arm_stats, eps):
-  """(top, challenger, Lambda^eps_t) from the lane's statistics; eps = 0 (a number)
-  gives the GLLR of the engine (`jbai.core.lane.stopping_statistic`), and eps may
-  be a runtime value."""
-  top = jnp.argmax(arm_stats.mean).astype(jnp.int32)
+def eps_costs(family: Family, w, means, leader, eps):
+  """[K] the eps-GLLR's pieces with weights w at `means`: arm j's cost of the
+  alternative lambda_j >= lambda_leader + eps (`eps_cost`), +inf at the leader;
+  for eps the number 0, the GLLR's pair costs (`jbai.transport.pair_costs`, the
+  engine's computation). eps may be a runtime value."""
   if isinstance(eps, (int, float)) and eps == 0:
-    costs = pair_costs(family, arm_stats.counts, arm_stats.mle, top)
-  else:
-    counts, mle = arm_stats.counts, arm_stats.mle
-    is_top = jnp.arange(mle.shape[-1]) == top
-    n_a, m_a = entry(counts, top)[..., 0], entry(mle, top)[..., 0]
-    costs = jnp.where(is_top, jnp.inf, eps_cost(family, n_a, m_a, counts, mle, eps))
-  ch = jnp.argmin(costs).astype(jnp.int32)
+    return pair_costs(family, w, means, leader)
+  is_top = jnp.arange(jnp.shape(means)[-1]) == leader
+  n_a, m_a = entry(w, leader)[..., 0], entry(means, leader)[..., 0]
+  return jnp.where(is_top, jnp.inf, eps_cost(family, n_a, m_a, w, means, eps))
+
+
+def statistic(family: Family, arm_stats, eps):
+  """(top, challenger, Lambda^eps_t) from the lane's statistics, that of the
+  eps-good problem (`jbai.problems.eps_good`, through `jbai.problems.base.
+  statistic`) computed alike for a runtime eps; eps = 0 (a number) gives the GLLR
+  of the engine (`jbai.core.lane.stopping_statistic`)."""
+  top = ties.argmax(arm_stats.mean)
+  costs = eps_costs(family, arm_stats.counts, arm_stats.mle, top, eps)
+  ch = ties.argmin(costs)
   return top, ch, costs[ch]
 
 
 RULE_EPS = "eps_good"  # the rule-state field a stop with a runtime eps reads
+
+
+def check_slack(eps) -> float:
+  """eps as a float, once it is a finite number >= 0.
+
+  Raises:
+    ValueError: naming a bad eps.
+  """
+  try:
+    eps = float(eps)
+  except (TypeError, ValueError):
+    raise ValueError(f"eps must be a number >= 0, got {eps!r}") from None
+  if not (eps >= 0 and eps < float("inf")):
+    raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
+  return eps
 
 
 @cached
@@ -245,12 +268,7 @@ def eps_gllr(eps: float = 0.0, threshold="gk16", from_rule: bool = False) -> Sto
     >>> stops.eps_gllr(0.05)
     eps-gllr(eps=0.05, threshold=gk16())
   """
-  try:
-    eps = float(eps)
-  except (TypeError, ValueError):
-    raise ValueError(f"eps must be a number >= 0, got {eps!r}") from None
-  if not (eps >= 0 and eps < float("inf")):
-    raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
+  eps = check_slack(eps)
   if isinstance(threshold, str):
     threshold = thresholds_lib.get(threshold)
   return Stop(NAME, threshold.init, _test_fn(None if from_rule else eps, threshold),
