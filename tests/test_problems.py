@@ -298,8 +298,8 @@ def test_the_best_arm_and_the_eps_good_arm_are_problems_whose_statistic_is_the_e
   assert float(value) == 0 and float(out["eps"][1][0][3]) > 0.5
 
   means = [1.0, 0.8, 0.75, 0.3]
-  via = problems.oracle(problems.eps_good(0.1), "bernoulli", means)
-  ref = jbai.oracle.eps_optimal_allocation("bernoulli", means, 0.1)
+  via = problems.oracle(problems.eps_good(0.1), "gaussian", means)
+  ref = jbai.oracle.eps_optimal_allocation("gaussian", means, 0.1)
   np.testing.assert_array_equal(np.asarray(via.w), np.asarray(ref.w))
   np.testing.assert_array_equal(np.asarray(via.t_star), 1.0 / np.asarray(ref.gamma))
   with pytest.raises(ValueError, match="eps must be a finite number >= 0, got -0.1"):
