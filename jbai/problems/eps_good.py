@@ -14,11 +14,10 @@ sample means and records its index, as the best arm's does: `statistic(eps_good(
 pieces are the best arm's pair costs (`jbai.problems.best_arm`), bit for bit.
 """
 
-import jax.numpy as jnp
-
 from jbai import ties
 from jbai.oracle import eps as eps_oracle  # a module: it may be loading, as it imports the stops
 from jbai.problems.base import Problem
+from jbai.problems.best_arm import best_arm
 from jbai.stops.eps_good import check_slack, eps_costs
 
 NAME = "eps-good"
@@ -41,15 +40,10 @@ def eps_good(eps: float) -> Problem:
     (95.24, 0)
   """
   eps = check_slack(eps)
-
-  def answer(means):
-    return jnp.arange(means.shape[-1]) == ties.argmax(means)
+  best = best_arm()  # the same answer and arms: the leader and another arm
 
   def costs(family, w, means, at=None):  # [K]: arm j's piece at j, +inf at the answer
     return eps_costs(family, w, means, ties.argmax(means if at is None else at), eps)
-
-  def arms(at, k):
-    return ties.argmax(at), jnp.asarray(k, jnp.int32)
 
   def solve(family, means):
     sol = eps_oracle.eps_solve(family, means, eps)
@@ -57,10 +51,7 @@ def eps_good(eps: float) -> Problem:
 
   def check(family, means):
     eps_oracle.check_eps(family, eps)
-    top = means.max()
-    if eps == 0 and (means == top).sum() > 1:
-      raise ValueError(f"tie for the best arm at mean {float(top)!r} (means "
-                       f"{means.tolist()}): with eps = 0 the best arm must be unique")
+    if eps == 0:  # with no slack, only the best arm is eps-good
+      best.check(family, means)
 
-  return Problem(NAME, answer, costs, arms, solve, check, (("eps", eps),), answer_of="mean",
-                 arm=True)
+  return best._replace(name=NAME, costs=costs, solve=solve, check=check, params=(("eps", eps),))
