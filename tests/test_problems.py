@@ -543,6 +543,35 @@ def test_the_matrix_game_solver_matches_scipy(rows, cols):
     assert abs((game @ z).min() + lp.fun) <= 1e-10 * scale
 
 
+def test_the_matrix_game_solver_gives_a_lane_its_own_result_in_any_pool():
+  """Under vmap the lanes with one active row take the best response and the others
+  the simplex, GROUP at a time: 60 games (half with one active row, a third with
+  integer payoffs) give the same z and value bit for bit as one pool, in pools of
+  3 in reverse order, and as a [2, 30] batch (vmap of vmap); the best response is
+  the simplex's one pivot, bit for bit."""
+  from jbai.rules.matrix_game import best_response, simplex, solve_matrix_game
+  rng = np.random.default_rng(7)
+  payoff = rng.normal(size=(60, 9, 6)) * rng.uniform(0.01, 10, (60, 1, 1))
+  payoff[::3] = np.round(payoff[::3])
+  active = (rng.random((60, 9)) < 0.4) & (np.arange(60) % 2 == 0)[:, None]
+  active[np.arange(60), rng.integers(9, size=60)] = True
+  payoff, active = jnp.asarray(payoff, jnp.float32), jnp.asarray(active)
+  pool = jax.jit(jax.vmap(solve_matrix_game))
+  whole = pool(payoff, active)
+  threes = [pool(payoff[i:i + 3][::-1], active[i:i + 3][::-1]) for i in range(57, -1, -3)]
+  parts = jax.tree.map(lambda *xs: jnp.concatenate(xs)[::-1], *threes)
+  nested = jax.jit(jax.vmap(jax.vmap(solve_matrix_game)))(payoff.reshape(2, 30, 9, 6),
+                                                          active.reshape(2, 30, 9))
+  for other in (parts, jax.tree.map(lambda x: x.reshape((60,) + x.shape[2:]), nested)):
+    for a, b in zip(whole, other):
+      np.testing.assert_array_equal(a, b)
+  single = np.asarray(jnp.sum(active, axis=1) == 1)
+  assert 25 <= single.sum() <= 35
+  for a, b in zip(jax.jit(jax.vmap(best_response))(payoff[single], active[single]),
+                  jax.jit(jax.vmap(simplex))(payoff[single], active[single])):
+    np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.slow  # the solver against SciPy: above, in the fast tier
 def test_the_matrix_game_solver_has_the_value_of_the_best_arms_game():
   """On games whose rows each hold the top arm and one other (the best arm's), the
