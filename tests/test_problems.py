@@ -667,6 +667,23 @@ def test_the_top_1_at_a_budget_is_the_best_arm_run_as_sets():
   assert 0 < best.error[0] and best.error[-1] < best.error[0]
 
 
+def test_a_rollout_of_the_top_m_runs_under_a_users_jit_and_vmap_as_alone():
+  """fws-top-m's rollout under the caller's `jax.jit(jax.vmap(...))` over two
+  instances (the game solver's pool rule batched again), then each instance under
+  a second `jax.jit`: the same trials. The cached program built in the first
+  trace held a tracer of it in its answer prototype, which the second trace then
+  met (UnexpectedTracerError)."""
+  means = jnp.asarray([[0.7, 0.55, 0.45, 0.3, 0.2], [0.8, 0.6, 0.5, 0.3, 0.25]])
+  run = lambda m: jbai.rollout(jax.random.key(3), "bernoulli", m, jbai.rules.fws_top_m(2), 0.1,
+                               8, problem=problems.top_m(2), max_steps=20_000, scores=False)
+  with jax.enable_x64(False):
+    both = jax.jit(jax.vmap(run))(means)
+    for i in range(2):
+      alone = jax.jit(run)(means[i])
+      for field in ("tau", "answer", "counts"):
+        np.testing.assert_array_equal(getattr(both, field)[i], getattr(alone, field))
+
+
 def test_thresholding_at_a_budget_scores_its_answer_sets_and_rollout_gives_the_same():
   name, means, level = "gaussian", [1.0, 0.7, 0.35, 0.1], 0.5
   problem, key = problems.above(level), jax.random.key(5)

@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jbai import ties
 from jbai.families.base import Family
@@ -216,9 +217,11 @@ def initial_scores(family: Family, rule: Rule, config: Config, num_arms: int,
 
 def answer_prototype(threshold, num_arms: int):
   """A trial's answer before it stops: an arm, or for a stop that answers a set of
-  arms (`jbai.stops.Stop.problem`), a [K] bool mask (None: an arm)."""
+  arms (`jbai.stops.Stop.problem`), a [K] bool mask (None: an arm). A NumPy
+  constant: the programs that hold it are cached, and one built under a caller's
+  `jax.jit` must not keep a tracer of that trace."""
   if isinstance(threshold, Stop) and threshold.problem is not None and not threshold.problem.arm:
-    return jnp.zeros(num_arms, bool)
+    return np.zeros(num_arms, bool)
   return None
 
 
