@@ -547,8 +547,9 @@ def test_the_matrix_game_solver_gives_a_lane_its_own_result_in_any_pool():
   """Under vmap the lanes with one active row take the best response and the others
   the simplex, GROUP at a time: 60 games (half with one active row, a third with
   integer payoffs) give the same z and value bit for bit as one pool, in pools of
-  3 in reverse order, and as a [2, 30] batch (vmap of vmap); the best response is
-  the simplex's one pivot, bit for bit."""
+  3 in reverse order, and as a [2, 30] batch (vmap of vmap), and an accelerator's
+  path gives them up to rounding; the best response is the simplex's one pivot,
+  bit for bit."""
   from jbai.rules.matrix_game import best_response, simplex, solve_matrix_game
   rng = np.random.default_rng(7)
   payoff = rng.normal(size=(60, 9, 6)) * rng.uniform(0.01, 10, (60, 1, 1))
@@ -565,6 +566,11 @@ def test_the_matrix_game_solver_gives_a_lane_its_own_result_in_any_pool():
   for other in (parts, jax.tree.map(lambda x: x.reshape((60,) + x.shape[2:]), nested)):
     for a, b in zip(whole, other):
       np.testing.assert_array_equal(a, b)
+  # An accelerator's path (`lax.platform_dependent`'s default): every lane runs both.
+  from jbai.rules.matrix_game import _one_game
+  everywhere = jax.jit(jax.vmap(lambda p, a: _one_game(p, a, 0, 0)))(payoff, active)
+  for a, b in zip(whole, everywhere):
+    np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
   single = np.asarray(jnp.sum(active, axis=1) == 1)
   assert 25 <= single.sum() <= 35
   for a, b in zip(jax.jit(jax.vmap(best_response))(payoff[single], active[single]),
