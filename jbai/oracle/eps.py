@@ -82,7 +82,6 @@ only its abstract).
 """
 
 import functools
-import math
 from typing import NamedTuple, Optional, Union
 
 import jax
@@ -93,7 +92,7 @@ from jax.typing import ArrayLike
 from jbai import families
 from jbai.families.base import Family, check_means
 from jbai.oracle.exact import _batched, _float, _interior, _safe_means, default_iters
-from jbai.stops.eps_good import eps_transport
+from jbai.stops.eps_good import check_slack, eps_transport
 
 
 class EpsOracle(NamedTuple):
@@ -379,12 +378,7 @@ def check_eps(family: Family, eps) -> float:
   """Validates an eps-good slack at the Python boundary: a finite number >= 0,
   below the width hi - lo of Theta (at or beyond it every arm is eps-good and
   T*_eps = 0)."""
-  try:
-    value = float(eps)
-  except (TypeError, ValueError):
-    raise ValueError(f"eps must be a number >= 0, got {eps!r}") from None
-  if not (value >= 0 and math.isfinite(value)):
-    raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
+  value = check_slack(eps)
   if value >= family.hi - family.lo:
     raise ValueError(
         f"eps = {value!r} is at least the width of Theta = [{family.lo}, {family.hi}] of the "

@@ -126,8 +126,8 @@ def _one_game(payoff, active, max_pivots: int, bland_after: int):
 @functools.lru_cache(maxsize=None)
 def _solver(max_pivots: int, bland_after: int):
   """`_one_game`, and under vmap the pool's rule (module docstring)."""
-  solve = jax.custom_batching.custom_vmap(
-      functools.partial(_one_game, max_pivots=max_pivots, bland_after=bland_after))
+  one_game = functools.partial(_one_game, max_pivots=max_pivots, bland_after=bland_after)
+  solve = jax.custom_batching.custom_vmap(one_game)
 
   @solve.def_vmap
   def _pool(lanes, in_batched, payoff, active):
@@ -154,9 +154,8 @@ def _solver(max_pivots: int, bland_after: int):
                                        (jnp.zeros((), count.dtype), z, value))
       return z, value
 
-    default = jax.vmap(functools.partial(_one_game, max_pivots=max_pivots,
-                                         bland_after=bland_after))
-    return jax.lax.platform_dependent(payoff, active, cpu=on_cpu, default=default), (True, True)
+    return (jax.lax.platform_dependent(payoff, active, cpu=on_cpu, default=jax.vmap(one_game)),
+            (True, True))
 
   return solve
 

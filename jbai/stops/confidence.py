@@ -52,6 +52,7 @@ from jbai.oracle.pieces import select
 from jbai.problems.top_m import leaders, top_m
 from jbai.stops import bounds as bounds_lib
 from jbai.stops.base import Stop
+from jbai.stops.eps_good import check_slack
 from jbai.thresholds.base import log_inv_delta
 
 
@@ -121,12 +122,7 @@ def confidence(index: str = "kl", rate: str = "kl-lucb", eps: float = 0.0,
     ValueError: for eps < 0 or not finite, a bad m, or m with eps > 0.
   """
   index, rate = bounds_lib.check_index(index), bounds_lib.check_rate(rate)
-  try:
-    eps = float(eps)
-  except (TypeError, ValueError):
-    raise ValueError(f"eps must be a number >= 0, got {eps!r}") from None
-  if not 0 <= eps < float("inf"):
-    raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
+  eps = check_slack(eps)
   if m is not None:
     problem = top_m(m)
     if eps > 0:
