@@ -578,6 +578,55 @@ def test_the_matrix_game_solver_gives_a_lane_its_own_result_in_any_pool():
     np.testing.assert_array_equal(a, b)
 
 
+def _pair_games(n, arms, pairs, seed):
+  """n random games of `pairs` rows on `arms` arms (rows of two distinct arms,
+  a third with integer payoffs), with 1 to `pairs` active rows."""
+  rng = np.random.default_rng(seed)
+  a, b = rng.uniform(0.0, 2.0, (2, n, pairs))
+  c = rng.uniform(0.0, 1.0, (n, pairs))
+  a[::3], b[::3], c[::3] = np.round(4 * a[::3]), np.round(4 * b[::3]), np.round(2 * c[::3])
+  head = rng.integers(arms, size=(n, pairs))
+  tail = (head + rng.integers(1, arms, size=(n, pairs))) % arms
+  size = 1 + np.arange(n) % pairs
+  active = np.argsort(rng.random((n, pairs)), axis=1) < size[:, None]
+  return a, b, c, head, tail, active
+
+
+@pytest.mark.parametrize("dtype", [jnp.float32, jnp.float64])
+def test_the_pair_game_solver_matches_scipy_and_any_pool(dtype):
+  """`solve_pair_game` on 120 random games of 12 rows on 6 arms, 1 to 12 rows
+  active (closed forms up to two, the simplex beyond): the value of SciPy's LP (1e-10 relative in float64, 1e-5 in float32),
+  a z on the simplex that achieves it, and the same bits in one pool, in pools of
+  4 in reverse order and as a [2, 60] batch; an accelerator's path (every lane
+  runs every branch) gives them up to rounding."""
+  from jbai.rules.pair_game import _one_game, payoff, solve_pair_game
+  with jax.enable_x64(dtype == jnp.float64):
+    args = _pair_games(120, 6, 12, seed=3)
+    args = tuple(jnp.asarray(v, dtype) if v.dtype == float else jnp.asarray(v) for v in args)
+    solve = lambda *g: solve_pair_game(*g, 6)
+    zs, values = jax.jit(jax.vmap(solve))(*args)
+    tol = 1e-10 if dtype == jnp.float64 else 1e-5
+    for i in range(120):
+      game = np.asarray(payoff(*(v[i] for v in args[:5]), 6), float)[np.asarray(args[5][i])]
+      lp = optimize.linprog(np.r_[np.zeros(6), -1.0], A_ub=np.c_[-game, np.ones(len(game))],
+                            b_ub=np.zeros(len(game)), A_eq=np.r_[np.ones(6), 0.0][None],
+                            b_eq=[1.0], bounds=[(0, None)] * 6 + [(None, None)])
+      z, scale = np.asarray(zs[i], float), max(1.0, abs(lp.fun))
+      assert z.min() >= 0 and abs(z.sum() - 1) <= tol
+      assert abs(float(values[i]) + lp.fun) <= tol * scale
+      assert abs((game @ z).min() + lp.fun) <= tol * scale
+    pool = jax.jit(jax.vmap(solve))
+    fours = [pool(*(v[i:i + 4][::-1] for v in args)) for i in range(116, -1, -4)]
+    parts = jax.tree.map(lambda *xs: jnp.concatenate(xs)[::-1], *fours)
+    nested = jax.jit(jax.vmap(jax.vmap(solve)))(*(v.reshape((2, 60) + v.shape[1:]) for v in args))
+    for other in (parts, jax.tree.map(lambda x: x.reshape((120,) + x.shape[2:]), nested)):
+      for x, y in zip((zs, values), other):
+        np.testing.assert_array_equal(x, y)
+    everywhere = jax.jit(jax.vmap(lambda *g: _one_game(*g, 6)))(*args)
+    for x, y in zip((zs, values), everywhere):
+      np.testing.assert_allclose(x, y, rtol=tol, atol=tol)
+
+
 @pytest.mark.slow  # the solver against SciPy: above, in the fast tier
 def test_the_matrix_game_solver_has_the_value_of_the_best_arms_game():
   """On games whose rows each hold the top arm and one other (the best arm's), the
@@ -597,19 +646,26 @@ def test_the_matrix_game_solver_has_the_value_of_the_best_arms_game():
   np.testing.assert_allclose(values, expected, rtol=1e-9)
 
 
-@pytest.mark.parametrize("name", ["bernoulli", "weibull"])
-def test_fws_for_top_m_takes_the_pairs_gradients(name):
+@pytest.mark.parametrize("name, arms", [("bernoulli", 4), ("weibull", 4), ("gaussian", 10)])
+def test_fws_for_top_m_takes_the_pairs_gradients(name, arms):
   """The pairs' costs and gradients of fws-top-m are `Problem.costs` and its
   forward-mode Jacobian (the envelope theorem: kl(mu_i, x*) at i, kl(mu_j, x*) at
-  j). Its trials: `test_top_m_rules_are_delta_correct` (slow tier)."""
-  from jbai.rules.fws_top_m import pair_gradients
+  j), on its grid: S against S^c up to PACKED arms, S against every arm beyond
+  (S's own pairs cost +inf). Its trials: `test_top_m_rules_are_delta_correct`
+  (slow tier)."""
+  from jbai.rules.fws_top_m import pairs
+  from jbai.rules.pair_game import payoff
   family, problem = families.get(name), problems.top_m(2)
-  means, x = jnp.asarray(INSTANCES[name]), jnp.asarray([0.4, 0.3, 0.2, 0.1])
-  f, grads, costs, jacobian = jax.jit(lambda x: (
-      *pair_gradients(family, x, means, 2), problem.costs(family, x, means),
+  means = jnp.asarray(INSTANCES[name] if arms == 4 else np.linspace(1.0, 0.1, arms)[::-1])
+  x = jnp.arange(arms, 0, -1) / (arms * (arms + 1) / 2)
+  (f, a, b, head, tail), costs, jacobian = jax.jit(lambda x: (
+      pairs(family, x, means, 2), problem.costs(family, x, means),
       jax.jacfwd(lambda w: problem.costs(family, w, means))(x)))(x)
   np.testing.assert_allclose(f, costs, rtol=1e-12)
-  np.testing.assert_allclose(grads, jacobian, rtol=1e-9, atol=1e-12)
+  piece = np.isfinite(np.asarray(f))
+  assert piece.sum() == 2 * (arms - 2)
+  np.testing.assert_allclose(payoff(a, b, 0 * a, head, tail, arms)[piece], jacobian[piece],
+                             rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("rule, problem, kwargs, message", [

@@ -3,10 +3,11 @@
 Frank-Wolfe sampling for the best arm (`jbai.rules.fws`) solves its game in one
 dimension, since every piece there holds the empirical best arm. For the top m the
 pieces are the pairs (i, j), i in the empirical top m and j outside it
-(`jbai.problems.top_m`), and the game is a general matrix game, which the authors'
-code for problems other than the best arm solves as a linear program
-(rctzeng/NeurIPS2021-FWS, linear/samplingrules.jl); here
-`jbai.rules.matrix_game.solve_matrix_game`. The rule keeps the Frank-Wolfe iterate
+(`jbai.problems.top_m`), and the game is a matrix game whose rows each hold two
+arms, which the authors' code for problems other than the best arm solves as a
+linear program (rctzeng/NeurIPS2021-FWS, linear/samplingrules.jl); here
+`jbai.rules.pair_game.solve_pair_game` (closed forms up to two active pairs, the
+simplex beyond). The rule keeps the Frank-Wolfe iterate
 x(t) (uniform at the start) and, after the first pull of every arm, at each round t:
 
   1. forced exploration: if floor(t/K) is a perfect square, if a piece costs 0 at
@@ -33,10 +34,10 @@ import jax.numpy as jnp
 
 from jbai.builders import cached
 from jbai.oracle.pieces import select
-from jbai.problems.top_m import packed, pair_grid, top_m
+from jbai.problems.top_m import grid, pair_grid, top_m
 from jbai.rules.base import Rule, least_sampled
 from jbai.rules.fws import is_square
-from jbai.rules.matrix_game import solve_matrix_game
+from jbai.rules.pair_game import solve_pair_game
 from jbai.ties import argmax_random_ties, maxima
 
 
@@ -44,29 +45,31 @@ class FWSTopMState(NamedTuple):
   x: jax.Array  # [K] float, the Frank-Wolfe iterate x(t)
 
 
-def pair_gradients(family, x: jax.Array, mean: jax.Array, m: int):
-  """(f [P], grads [P, K]): the pairs' transport costs f_k(x) at the means, pair
-  (S_r, S^c_s) at r (K - m) + s, and their gradients in x (one-hot rows, no
-  gather). The game's size is the number of pairs, so they are `packed` at
-  every K (beyond PACKED arms `Problem.costs` lays them on an [m, K] grid)."""
-  pairs = packed(mean, m)
-  cost, top, rest = pair_grid(family, x, mean, pairs), pairs.rows, pairs.columns
-  m_in, m_out = select(top, mean)[:, None], select(rest, mean)[None, :]
+def pairs(family, x: jax.Array, mean: jax.Array, m: int):
+  """(f, a, b, head, tail), each [P]: the pairs' transport costs f_k(x) at the
+  means (+inf where a grid's pair is not a piece), the entries of their gradients
+  in x at the arm of S (a) and at the arm outside S (b), and those two arms, on
+  `Problem.costs`'s grid (`jbai.problems.top_m.grid`)."""
+  g = grid(mean, m)
+  cost = pair_grid(family, x, mean, g)
+  m_in, m_out = select(g.rows, mean)[:, None], g.pick(mean)[None, :]
   # The KLs are >= 0, but a formula may round a tiny one below 0 at a near tie.
-  a = jnp.maximum(family.kl(m_in, cost.x), 0.0)[:, :, None]      # [m, K - m, 1]
-  b = jnp.maximum(family.kl(m_out, cost.x), 0.0)[:, :, None]
-  grads = jnp.where(top[:, None, :], a, 0.0) + jnp.where(rest[None, :, :], b, 0.0)
-  return cost.value.reshape(-1), grads.reshape(-1, x.shape[-1])
+  a = jnp.maximum(family.kl(m_in, cost.x), 0.0)                  # [m, R]
+  b = jnp.maximum(family.kl(m_out, cost.x), 0.0)
+  arm = jnp.arange(x.shape[-1])
+  head, tail = jnp.broadcast_arrays(select(g.rows, arm)[:, None], g.pick(arm)[None, :])
+  f = jnp.where(g.live, cost.value, jnp.inf)
+  return tuple(v.reshape(-1) for v in (f, a, b, head, tail))
 
 
 def fw_direction(family, x: jax.Array, mean: jax.Array, m: int, r: jax.Array):
   """(z [K] on the simplex, min_k f_k(x)): the Frank-Wolfe vertex mixture of step 2
   at the iterate x, for the pairs of the top m at the means `mean`, and the cost
-  of the cheapest pair."""
-  f, grads = pair_gradients(family, x, mean, m)                  # [P], [P, K]
-  payoff = grads - f[:, None]                                    # <g_k, e_i - x>
+  of the cheapest pair. The game's row k pays <grad f_k, e_i - x> =
+  grad f_k[i] - f_k at arm i (`jbai.rules.pair_game`)."""
+  f, a, b, head, tail = pairs(family, x, mean, m)
   active = (f < jnp.min(f) + r) | maxima(-f)
-  z, _ = solve_matrix_game(payoff, active)
+  z, _ = solve_pair_game(a, b, f, head, tail, active, x.shape[-1])
   return z, jnp.min(f)
 
 
@@ -96,7 +99,7 @@ def _select(m: int):
 def fws_top_m(m: int) -> Rule:
   """Frank-Wolfe sampling for top-m (Wang et al. 2021): one Frank-Wolfe step on the pairs' game per round.
 
-  The game of each round is solved exactly (`jbai.rules.matrix_game`); the run
+  The game of each round is solved exactly (`jbai.rules.pair_game`); the run
   stops with the top-m GLLR (`jbai.simulate(..., problem=jbai.problems.top_m(m))`).
 
   Args:

@@ -117,47 +117,71 @@ def best_response(payoff: jax.Array, active: jax.Array):
   return z, lo + (1.0 / (1.0 / column[r]) - 1.0) * width
 
 
+def on_lanes(solve, weight: jax.Array, args, out):
+  """`out` (a pytree of [lanes, ...] arrays) with the lanes where `weight` [lanes]
+  is positive replaced by `jax.vmap(solve)(*args)`'s, computed on those lanes
+  alone, GROUP at a time, the heaviest first (a `lax.while_loop` over the groups;
+  the last group's extra lanes repeat a lane and are dropped). A lane's result
+  does not depend on the others: every group is one program of GROUP lanes, and a
+  lane that is done waits, unchanged, for the group's last. Weighing a game by its
+  size groups the long games together."""
+  lanes = weight.shape[0]
+  order, count = jnp.argsort(-weight, stable=True), jnp.sum(weight > 0)
+
+  def solve_group(carry):
+    start, out = carry
+    slot = start + jnp.arange(GROUP)
+    at = jnp.take(order, slot, mode="clip")
+    solved = jax.vmap(solve)(*(a[at] for a in args))
+    at = jnp.where(slot < count, at, lanes)                      # dropped
+    return start + GROUP, jax.tree.map(lambda o, s: o.at[at].set(s, mode="drop"), out, solved)
+
+  return jax.lax.while_loop(lambda carry: carry[0] < count, solve_group,
+                            (jnp.zeros((), count.dtype), out))[1]
+
+
 def _one_game(payoff, active, max_pivots: int, bland_after: int):
   return jax.lax.cond(jnp.sum(active) == 1, best_response,
                       functools.partial(simplex, max_pivots=max_pivots, bland_after=bland_after),
                       payoff, active)
 
 
+def by_lanes(one_game, closed, solve, weight):
+  """`one_game` (a function of one game's arrays, which returns `closed`'s result
+  where `weight` is 0 and `solve`'s elsewhere), with a batching rule: under
+  `jax.vmap` on a CPU `closed` runs on every lane and `solve` on the lanes of
+  positive weight alone (`on_lanes`); on an accelerator (`lax.platform_dependent`'s
+  default) `one_game` runs on every lane, as a plain vmap does."""
+  pooled = jax.custom_batching.custom_vmap(one_game)
+
+  @pooled.def_vmap
+  def _pool(lanes, in_batched, *args):
+    args = [a if batched else jnp.broadcast_to(a, (lanes,) + jnp.shape(a))
+            for a, batched in zip(args, in_batched)]
+
+    def on_cpu(*args):
+      return on_lanes(solve, jax.vmap(weight)(*args), args, jax.vmap(closed)(*args))
+
+    out = jax.lax.platform_dependent(*args, cpu=on_cpu, default=jax.vmap(one_game))
+    return out, jax.tree.map(lambda _: True, out)
+
+  return pooled
+
+
+def _several(payoff, active):
+  """A game's weight for `on_lanes`: its active rows where it has several, else 0."""
+  size = jnp.sum(active)
+  return jnp.where(size > 1, size, 0)
+
+
 @functools.lru_cache(maxsize=None)
 def _solver(max_pivots: int, bland_after: int):
-  """`_one_game`, and under vmap the pool's rule (module docstring)."""
-  one_game = functools.partial(_one_game, max_pivots=max_pivots, bland_after=bland_after)
-  solve = jax.custom_batching.custom_vmap(one_game)
-
-  @solve.def_vmap
-  def _pool(lanes, in_batched, payoff, active):
-    payoff, active = (a if batched else jnp.broadcast_to(a, (lanes,) + jnp.shape(a))
-                      for a, batched in zip((payoff, active), in_batched))
-    one = functools.partial(simplex, max_pivots=max_pivots, bland_after=bland_after)
-
-    def on_cpu(payoff, active):
-      z, value = jax.vmap(best_response)(payoff, active)
-      several = jnp.sum(active, axis=-1) != 1
-      # The lanes with several active rows first, in their order; GROUP at a time.
-      order, count = jnp.argsort(~several, stable=True), jnp.sum(several)
-
-      def solve_group(carry):
-        start, z, value = carry
-        slot = start + jnp.arange(GROUP)
-        at = jnp.take(order, slot, mode="clip")
-        zs, values = jax.vmap(one)(payoff[at], active[at])
-        at = jnp.where(slot < count, at, lanes)                  # dropped
-        return (start + GROUP, z.at[at].set(zs, mode="drop"),
-                value.at[at].set(values, mode="drop"))
-
-      _, z, value = jax.lax.while_loop(lambda carry: carry[0] < count, solve_group,
-                                       (jnp.zeros((), count.dtype), z, value))
-      return z, value
-
-    return (jax.lax.platform_dependent(payoff, active, cpu=on_cpu, default=jax.vmap(one_game)),
-            (True, True))
-
-  return solve
+  """`_one_game`, and under vmap on a CPU the best response on every lane and the
+  simplex on the lanes with several active rows (module docstring)."""
+  return by_lanes(functools.partial(_one_game, max_pivots=max_pivots, bland_after=bland_after),
+                  best_response,
+                  functools.partial(simplex, max_pivots=max_pivots, bland_after=bland_after),
+                  _several)
 
 
 def solve_matrix_game(payoff: jax.Array, active: jax.Array, max_pivots: int = 0,
