@@ -33,6 +33,10 @@ only, GROUP at a time: a pool's while loop over pivots otherwise runs every
 lane until its slowest game ends (at K = 20 a lane in five has two active rows
 or more). A lane's result does not depend on the other lanes or on the pool's
 width. On an accelerator every lane runs both, as a plain vmap does.
+
+fws-top-m's games, whose rows each hold two arms, go to `jbai.rules.pair_game`,
+which solves one or two active rows in closed form and passes larger games to
+`simplex` through the same pool rule (`by_lanes`).
 """
 
 import functools
