@@ -593,24 +593,30 @@ def _pair_games(n, arms, pairs, seed):
 
 
 @pytest.mark.parametrize("dtype", [jnp.float32, jnp.float64])
-def test_the_pair_game_solver_matches_scipy_and_any_pool(dtype):
-  """`solve_pair_game` on 120 random games of 12 rows on 6 arms, 1 to 12 rows
-  active (closed forms up to two, the simplex beyond): the value of SciPy's LP (1e-10 relative in float64, 1e-5 in float32),
-  a z on the simplex that achieves it, and the same bits in one pool, in pools of
-  4 in reverse order and as a [2, 60] batch; an accelerator's path (every lane
-  runs every branch) gives them up to rounding."""
-  from jbai.rules.pair_game import _one_game, payoff, solve_pair_game
+@pytest.mark.parametrize("arms, pairs", [(6, 12), (20, 36)])
+def test_the_pair_game_solver_matches_scipy_and_any_pool(arms, pairs, dtype):
+  """`solve_pair_game` on 120 random games of `pairs` rows on `arms` arms, 1 to
+  `pairs` rows active (closed forms up to two; beyond, on 20 arms the compact game
+  up to 8 rows and the dense one above, on 6 the dense one): the value of SciPy's
+  LP (1e-10 relative in float64; in float32 1e-5 on 6 arms, 1e-4 on 20, whose
+  dense games pivot up to 36 times), a z on the simplex that
+  achieves it, and the same bits in one pool, in pools of 4 in reverse order and
+  as a [2, 60] batch; an accelerator's path (every lane runs every branch) gives
+  them up to rounding."""
+  from jbai.rules.pair_game import _largest_compact, _one_game, payoff, solve_pair_game
+  largest = _largest_compact(pairs, arms)
+  assert largest == (8 if arms == 20 else 2)
   with jax.enable_x64(dtype == jnp.float64):
-    args = _pair_games(120, 6, 12, seed=3)
+    args = _pair_games(120, arms, pairs, seed=3)
     args = tuple(jnp.asarray(v, dtype) if v.dtype == float else jnp.asarray(v) for v in args)
-    solve = lambda *g: solve_pair_game(*g, 6)
+    solve = lambda *g: solve_pair_game(*g, arms)
     zs, values = jax.jit(jax.vmap(solve))(*args)
-    tol = 1e-10 if dtype == jnp.float64 else 1e-5
+    tol = 1e-10 if dtype == jnp.float64 else 1e-5 if arms == 6 else 1e-4
     for i in range(120):
-      game = np.asarray(payoff(*(v[i] for v in args[:5]), 6), float)[np.asarray(args[5][i])]
-      lp = optimize.linprog(np.r_[np.zeros(6), -1.0], A_ub=np.c_[-game, np.ones(len(game))],
-                            b_ub=np.zeros(len(game)), A_eq=np.r_[np.ones(6), 0.0][None],
-                            b_eq=[1.0], bounds=[(0, None)] * 6 + [(None, None)])
+      game = np.asarray(payoff(*(v[i] for v in args[:5]), arms), float)[np.asarray(args[5][i])]
+      lp = optimize.linprog(np.r_[np.zeros(arms), -1.0], A_ub=np.c_[-game, np.ones(len(game))],
+                            b_ub=np.zeros(len(game)), A_eq=np.r_[np.ones(arms), 0.0][None],
+                            b_eq=[1.0], bounds=[(0, None)] * arms + [(None, None)])
       z, scale = np.asarray(zs[i], float), max(1.0, abs(lp.fun))
       assert z.min() >= 0 and abs(z.sum() - 1) <= tol
       assert abs(float(values[i]) + lp.fun) <= tol * scale
@@ -622,7 +628,7 @@ def test_the_pair_game_solver_matches_scipy_and_any_pool(dtype):
     for other in (parts, jax.tree.map(lambda x: x.reshape((120,) + x.shape[2:]), nested)):
       for x, y in zip((zs, values), other):
         np.testing.assert_array_equal(x, y)
-    everywhere = jax.jit(jax.vmap(lambda *g: _one_game(*g, 6)))(*args)
+    everywhere = jax.jit(jax.vmap(lambda *g: _one_game(*g, arms, largest)))(*args)
     for x, y in zip((zs, values), everywhere):
       np.testing.assert_allclose(x, y, rtol=tol, atol=tol)
 

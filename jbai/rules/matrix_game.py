@@ -150,11 +150,12 @@ def _one_game(payoff, active, max_pivots: int, bland_after: int):
                       payoff, active)
 
 
-def by_lanes(one_game, closed, solve, weight):
+def by_lanes(one_game, closed, *passes):
   """`one_game` (a function of one game's arrays, which returns `closed`'s result
-  where `weight` is 0 and `solve`'s elsewhere), with a batching rule: under
-  `jax.vmap` on a CPU `closed` runs on every lane and `solve` on the lanes of
-  positive weight alone (`on_lanes`); on an accelerator (`lax.platform_dependent`'s
+  where every pass's weight is 0 and the `solve` of the pass whose weight is
+  positive elsewhere), with a batching rule: under `jax.vmap` on a CPU `closed`
+  runs on every lane and each pass (solve, weight) on the lanes of positive
+  weight alone (`on_lanes`); on an accelerator (`lax.platform_dependent`'s
   default) `one_game` runs on every lane, as a plain vmap does."""
   pooled = jax.custom_batching.custom_vmap(one_game)
 
@@ -164,7 +165,10 @@ def by_lanes(one_game, closed, solve, weight):
             for a, batched in zip(args, in_batched)]
 
     def on_cpu(*args):
-      return on_lanes(solve, jax.vmap(weight)(*args), args, jax.vmap(closed)(*args))
+      out = jax.vmap(closed)(*args)
+      for solve, weight in passes:
+        out = on_lanes(solve, jax.vmap(weight)(*args), args, out)
+      return out
 
     out = jax.lax.platform_dependent(*args, cpu=on_cpu, default=jax.vmap(one_game))
     return out, jax.tree.map(lambda _: True, out)
@@ -184,8 +188,8 @@ def _solver(max_pivots: int, bland_after: int):
   simplex on the lanes with several active rows (module docstring)."""
   return by_lanes(functools.partial(_one_game, max_pivots=max_pivots, bland_after=bland_after),
                   best_response,
-                  functools.partial(simplex, max_pivots=max_pivots, bland_after=bland_after),
-                  _several)
+                  (functools.partial(simplex, max_pivots=max_pivots, bland_after=bland_after),
+                   _several))
 
 
 def solve_matrix_game(payoff: jax.Array, active: jax.Array, max_pivots: int = 0,
