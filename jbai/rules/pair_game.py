@@ -138,7 +138,7 @@ def _solver(num_arms: int, rows: int):
             (functools.partial(_dense, num_arms=num_arms), _sizes(largest, rows))]
   return by_lanes(functools.partial(_one_game, num_arms=num_arms, largest=largest),
                   functools.partial(two_rows, num_arms=num_arms),
-                  *passes[largest == 2:])
+                  *(passes if largest > 2 else passes[1:]))
 
 
 def solve_pair_game(a: jax.Array, b: jax.Array, c: jax.Array, head: jax.Array,
