@@ -567,8 +567,8 @@ def test_the_matrix_game_solver_gives_a_lane_its_own_result_in_any_pool():
     for a, b in zip(whole, other):
       np.testing.assert_array_equal(a, b)
   # An accelerator's path (`lax.platform_dependent`'s default): every lane runs both.
-  from jbai.rules.matrix_game import _one_game
-  everywhere = jax.jit(jax.vmap(lambda p, a: _one_game(p, a, 0, 0)))(payoff, active)
+  from jbai.rules.matrix_game import _several, by_weight
+  everywhere = jax.jit(jax.vmap(by_weight(best_response, (simplex, _several))))(payoff, active)
   for a, b in zip(whole, everywhere):
     np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
   single = np.asarray(jnp.sum(active, axis=1) == 1)
@@ -603,7 +603,8 @@ def test_the_pair_game_solver_matches_scipy_and_any_pool(arms, pairs, dtype):
   achieves it, and the same bits in one pool, in pools of 4 in reverse order and
   as a [2, 60] batch; an accelerator's path (every lane runs every branch) gives
   them up to rounding."""
-  from jbai.rules.pair_game import _largest_compact, _one_game, payoff, solve_pair_game
+  from jbai.rules.matrix_game import by_weight
+  from jbai.rules.pair_game import _largest_compact, _parts, payoff, solve_pair_game
   largest = _largest_compact(pairs, arms)
   assert largest == (8 if arms == 20 else 2)
   with jax.enable_x64(dtype == jnp.float64):
@@ -628,7 +629,7 @@ def test_the_pair_game_solver_matches_scipy_and_any_pool(arms, pairs, dtype):
     for other in (parts, jax.tree.map(lambda x: x.reshape((120,) + x.shape[2:]), nested)):
       for x, y in zip((zs, values), other):
         np.testing.assert_array_equal(x, y)
-    everywhere = jax.jit(jax.vmap(lambda *g: _one_game(*g, arms, largest)))(*args)
+    everywhere = jax.jit(jax.vmap(by_weight(*_parts(arms, pairs))))(*args)
     for x, y in zip((zs, values), everywhere):
       np.testing.assert_allclose(x, y, rtol=tol, atol=tol)
 

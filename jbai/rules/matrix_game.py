@@ -161,19 +161,26 @@ def on_lanes(solve, weight: jax.Array, args, out):
                             (jnp.zeros((), count.dtype), out))[1]
 
 
-def _one_game(payoff, active, max_pivots: int, bland_after: int):
-  return jax.lax.cond(jnp.sum(active) == 1, best_response,
-                      functools.partial(simplex, max_pivots=max_pivots, bland_after=bland_after),
-                      payoff, active)
+def by_weight(closed, *passes):
+  """One game's function from `by_lanes`' parts: the `solve` of the pass (solve,
+  weight) whose weight is positive (one at most), else `closed` (a `lax.switch`)."""
+  branches = [closed] + [solve for solve, _ in passes]
+
+  def one_game(*args):
+    index = sum((k + 1) * (weight(*args) > 0).astype(jnp.int32)
+                for k, (_, weight) in enumerate(passes))
+    return jax.lax.switch(index, branches, *args)
+
+  return one_game
 
 
-def by_lanes(one_game, closed, *passes):
-  """`one_game` (a function of one game's arrays, which returns `closed`'s result
-  where every pass's weight is 0 and the `solve` of the pass whose weight is
-  positive elsewhere), with a batching rule: under `jax.vmap` on a CPU `closed`
-  runs on every lane and each pass (solve, weight) on the lanes of positive
-  weight alone (`on_lanes`); on an accelerator (`lax.platform_dependent`'s
-  default) `one_game` runs on every lane, as a plain vmap does."""
+def by_lanes(closed, *passes):
+  """`by_weight(closed, *passes)` (one game's function), with a batching rule:
+  under `jax.vmap` on a CPU `closed` runs on every lane and each pass (solve,
+  weight) on the lanes of positive weight alone (`on_lanes`); on an accelerator
+  (`lax.platform_dependent`'s default) the one game's function runs on every
+  lane, as a plain vmap does."""
+  one_game = by_weight(closed, *passes)
   pooled = jax.custom_batching.custom_vmap(one_game)
 
   @pooled.def_vmap
@@ -201,10 +208,10 @@ def _several(payoff, active):
 
 @functools.lru_cache(maxsize=None)
 def _solver(max_pivots: int, bland_after: int):
-  """`_one_game`, and under vmap on a CPU the best response on every lane and the
-  simplex on the lanes with several active rows (module docstring)."""
-  return by_lanes(functools.partial(_one_game, max_pivots=max_pivots, bland_after=bland_after),
-                  best_response,
+  """The best response where one row is active, else the simplex; under vmap on a
+  CPU the best response on every lane and the simplex on the lanes with several
+  active rows (module docstring)."""
+  return by_lanes(best_response,
                   (functools.partial(simplex, max_pivots=max_pivots, bland_after=bland_after),
                    _several))
 

@@ -111,13 +111,6 @@ def _largest_compact(rows: int, num_arms: int) -> int:
   return ROWS if smaller else 2
 
 
-def _one_game(a, b, c, head, tail, active, num_arms: int, largest: int):
-  size = jnp.sum(active)
-  solve = [functools.partial(f, num_arms=num_arms) for f in (two_rows, compact, _dense)]
-  return jax.lax.switch((size > 2).astype(jnp.int32) + (size > largest), solve,
-                        a, b, c, head, tail, active)
-
-
 def _sizes(low: int, high: int):
   """A game's weight for `on_lanes`: its active rows where it has more than `low`
   and at most `high`, else 0."""
@@ -128,17 +121,21 @@ def _sizes(low: int, high: int):
   return weight
 
 
-@functools.lru_cache(maxsize=None)
-def _solver(num_arms: int, rows: int):
-  """`_one_game`, and under vmap on a CPU the closed form on every lane, `compact`
-  on the lanes with three to `_largest_compact` active rows and the dense simplex
-  on the lanes with more (module docstring)."""
+def _parts(num_arms: int, rows: int):
+  """(closed, *passes) for `matrix_game.by_lanes`: the closed form, `compact` on
+  the games of three to `_largest_compact` active rows, the dense simplex on
+  larger ones (module docstring)."""
   largest = _largest_compact(rows, num_arms)
   passes = [(functools.partial(compact, num_arms=num_arms), _sizes(2, largest)),
             (functools.partial(_dense, num_arms=num_arms), _sizes(largest, rows))]
-  return by_lanes(functools.partial(_one_game, num_arms=num_arms, largest=largest),
-                  functools.partial(two_rows, num_arms=num_arms),
-                  *(passes if largest > 2 else passes[1:]))
+  return (functools.partial(two_rows, num_arms=num_arms),
+          *(passes if largest > 2 else passes[1:]))
+
+
+@functools.lru_cache(maxsize=None)
+def _solver(num_arms: int, rows: int):
+  """`_parts`' solver, and its pool rule under vmap (module docstring)."""
+  return by_lanes(*_parts(num_arms, rows))
 
 
 def solve_pair_game(a: jax.Array, b: jax.Array, c: jax.Array, head: jax.Array,
