@@ -238,6 +238,13 @@ def _spd_solve(a, r):
   return r / jnp.diagonal(a)
 
 
+def _sum_rows(x):
+  """The sum of x [n, ...] over its first axis, for a grid's few rows (up to 8)
+  as n - 1 additions, which XLA:CPU fuses with their operands: under vmap it runs
+  a reduction over [lanes, n, R] as a library call of its own, which costs more."""
+  return sum(x[1:], start=x[0]) if x.shape[0] <= 8 else jnp.sum(x, axis=0)
+
+
 def _grid_newton(terms, v_in, v_out, live, s):
   """One Newton step on F_s over the grid of pairs, sized by a line search on the
   pieces' second-order models, and its Newton decrement.
@@ -269,15 +276,17 @@ def _grid_newton(terms, v_in, v_out, live, s):
   curv = jnp.where(live, curv, 1.0)
   alpha, beta = s / slack ** 2, s / (curv * slack)
   (k_in, k_out), (d_in, d_out) = jnp.moveaxis(grad, -1, 0), jnp.moveaxis(slope, -1, 0)
-  g_in = 1.0 - s * jnp.sum(k_in / slack, axis=1)
-  g_out = jnp.where(outside, 1.0 - s * jnp.sum(k_out / slack, axis=0), 0.0)
-  h_in = jnp.sum(alpha * k_in ** 2 + beta * d_in ** 2, axis=1)
-  h_out = jnp.where(outside, jnp.sum(alpha * k_out ** 2 + beta * d_out ** 2, axis=0), 1.0)
+  # One reduction for both sums over the columns (each is a library call).
+  k_sum, h_in = jnp.sum(jnp.stack([k_in / slack, alpha * k_in ** 2 + beta * d_in ** 2]), axis=-1)
+  g_in = 1.0 - s * k_sum
+  g_out = jnp.where(outside, 1.0 - s * _sum_rows(k_out / slack), 0.0)
+  h_out = jnp.where(outside, _sum_rows(alpha * k_out ** 2 + beta * d_out ** 2), 1.0)
   cross = alpha * k_in * k_out + beta * d_in * d_out  # [m, R]
   scaled = cross / h_out
-  schur = jnp.diag(h_in) - jnp.sum(scaled[:, None, :] * cross[None, :, :], axis=-1)
-  x_in = _spd_solve(schur, -g_in + jnp.sum(scaled * g_out, axis=1))
-  x_out = (-g_out - jnp.sum(cross * x_in[:, None], axis=0)) / h_out
+  # B diag(h_out)^-1 B^T and B diag(h_out)^-1 g_out in one reduction: [m, m + 1].
+  both = jnp.sum(scaled[:, None, :] * jnp.concatenate([cross, g_out[None, :]])[None], axis=-1)
+  x_in = _spd_solve(jnp.diag(h_in) - both[:, :-1], -g_in + both[:, -1])
+  x_out = (-g_out - _sum_rows(cross * x_in[:, None])) / h_out
   finite = jnp.all(jnp.isfinite(x_in)) & jnp.all(jnp.isfinite(x_out))
   x_in, x_out = jnp.where(finite, x_in, 0.0), jnp.where(finite, x_out, 0.0)
 
@@ -291,8 +300,8 @@ def _grid_newton(terms, v_in, v_out, live, s):
   t = jnp.zeros((), v_in.dtype)
   for _ in range(WARM_LINE):
     q, dq = slack + t * a - 0.5 * t * t * b, a - t * b
-    first = total - s * jnp.sum(dq / q)
-    second = s * jnp.sum((dq * dq + b * q) / (q * q))
+    first, second = jnp.sum(jnp.stack([dq / q, (dq * dq + b * q) / (q * q)]), axis=(1, 2))
+    first, second = total - s * first, s * second
     t = jnp.where(second > 0, jnp.clip(t - first / second, 0.5 * t, 0.5 * (t + edge)), t)
   size = jnp.minimum(t, 1.0)
   decrement = jnp.sqrt(jnp.maximum(-(jnp.dot(g_in, x_in) + jnp.dot(g_out, x_out)) / s, 0.0))
@@ -361,7 +370,7 @@ def pairs_warm(family: Family, means, grid, v, gap, steps: int = WARM_STEPS):
   far = WARM_FAR * pieces ** 0.5
   gap = jnp.where(decrement < WARM_NEAR, jnp.maximum(gap / WARM_FACTOR, WARM_GAP),
                   jnp.where(decrement > far, jnp.minimum(gap * WARM_FACTOR, 1.0), gap))
-  back = lambda rows, x: jnp.sum(jnp.where(rows, x[:, None], 0.0), axis=0)
+  back = lambda rows, x: _sum_rows(jnp.where(rows, x[:, None], 0.0))
   v_out = jnp.where(grid.live, v_out, 0.0)
   v = back(grid.rows, v_in) + (v_out if grid.columns is None else back(grid.columns, v_out))
   tied = jnp.min(m_in) <= jnp.max(jnp.where(grid.live, m_out, -jnp.inf))

@@ -59,7 +59,11 @@ def pairs(family, x: jax.Array, mean: jax.Array, m: int):
   arm = jnp.arange(x.shape[-1])
   head, tail = jnp.broadcast_arrays(select(g.rows, arm)[:, None], g.pick(arm)[None, :])
   f = jnp.where(g.live, cost.value, jnp.inf)
-  return tuple(v.reshape(-1) for v in (f, a, b, head, tail))
+  # One array: XLA:CPU otherwise recomputes the transport inside each consumer of
+  # f, a and b (the active set, its tolerance, the game's inputs), and may round
+  # those copies apart.
+  f, a, b = jnp.stack([f, a, b]).reshape(3, -1)
+  return f, a, b, head.reshape(-1), tail.reshape(-1)
 
 
 def fw_direction(family, x: jax.Array, mean: jax.Array, m: int, r: jax.Array):

@@ -63,8 +63,9 @@ def two_rows(a, b, c, head, tail, active, num_arms: int):
   first = first_index(active)
   second = first_index(active & (index > first))
   second = jnp.where(second < index.shape[0], second, first)
-  pick = lambda values, k: jnp.sum(jnp.where(index == k, values, jnp.zeros_like(values)))
-  rows = [tuple(pick(v, k) for v in (a, b, c, head, tail)) for k in (first, second)]
+  # Gathers: a masked sum over the rows would have XLA:CPU recompute each array's
+  # producers (the pairs' transport) over every row, once per sum.
+  rows = [tuple(v[k] for v in (a, b, c, head, tail)) for k in (first, second)]
   arms = jnp.stack([rows[0][3], rows[0][4], rows[1][3], rows[1][4]])          # [4]
   u, v = (jnp.where(arms == h, a_, 0.0) + jnp.where(arms == t, b_, 0.0) - c_
           for a_, b_, c_, h, t in rows)                                        # [4] each
