@@ -47,6 +47,35 @@ def test_the_recommendation_is_the_empirical_best_arm_at_each_checkpoint():
   assert res.error[0] > res.error[-1]  # the empirical best after one pull each, then 10
 
 
+def test_an_eps_good_arm_at_a_budget_scores_the_same_recommendations():
+  """problem=eps_good(eps): the trials and recommendations of the best arm's run,
+  an error where the arm's mean is below the largest by more than eps, in
+  `jbai.budget`, `jbai.rollout` and on the command line (eps = 0: the best arm's
+  errors)."""
+  means, eps = [0.5, 0.45, 0.3, 0.1], 0.06
+  kw = dict(budget=300, checkpoints=[8, 40])
+  with jax.enable_x64(False):
+    best = jbai.budget(KEY, "bernoulli", means, "tcb", n_trials=200, **kw)
+    good = jbai.budget(KEY, "bernoulli", means, "tcb", n_trials=200,
+                       problem=jbai.problems.eps_good(eps), **kw)
+    exact = jbai.budget(KEY, "bernoulli", means, "tcb", n_trials=200,
+                        problem=jbai.problems.eps_good(0.0), **kw)
+    run = jbai.rollout(KEY, "bernoulli", means, "tcb", None, 200,
+                       problem=jbai.problems.eps_good(eps), **kw)
+  np.testing.assert_array_equal(good.recommendation, best.recommendation)
+  np.testing.assert_array_equal(good.regret, best.regret)
+  np.testing.assert_array_equal(good.error, (good.recommendation >= 2).mean(0))
+  np.testing.assert_array_equal(exact.error, best.error)
+  assert 0 < good.error[0] < best.error[0]  # arm 1 is 0.05 from the best: eps-good
+  np.testing.assert_array_equal(np.asarray(run.answer), good.recommendation)
+  np.testing.assert_array_equal(np.asarray(run.correct).mean(0), 1 - good.error)
+  argv = ["run", "--family", "bernoulli", "--means", "0.5,0.45,0.3,0.1", "--rule", "tcb",
+          "--budget", "40", "--trials", "200", "--json"]
+  with jax.enable_x64(False):
+    assert cli.main(argv + ["--eps-good", str(eps)]) == 0
+  assert cli.main(argv + ["--eps-good", "0.1", "--top", "2"]) == 2
+
+
 def test_uniform_on_gaussian_arms_has_the_exact_error():
   """P(error) of round robin at six checkpoints against numerical integration;
   each within 4.5 binomial standard errors (about 7e-6 to fail per checkpoint by

@@ -401,7 +401,7 @@ BAD = {
                                                     "rules[0].name = 'tcb'"),
     "eps_good with a question at a budget": ("[study]\nbudget = 100\ntop = 1\neps_good = 0.1\n"
                                              + LISTED + '[[rules]]\nname = "uniform"\n',
-                                             "study.eps_good = 0.1"),
+                                             "study.top = 1: eps_good asks for"),
     "a drawn instance with m of its K arms": ("[study]\ntop = 3\n[[instances]]\n"
                                              'family = "bernoulli"\ndraw = {count = 2, '
                                              'arms = 3, low = 0.1, high = 0.9}\n' + RULE,

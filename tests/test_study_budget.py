@@ -81,11 +81,11 @@ def test_the_docs_budget_example_resolves_to_its_jobs():
   assert len(plan_lib.plan(resolved)) == 2 * (3 + 2 * 3)
 
 
-def _budget(means, rule, horizon, times):
+def _budget(means, rule, horizon, times, problem=None):
   """`jbai.budget` with the study's seed, trials and dtype."""
   with jax.enable_x64(False):
     return jbai.budget(jax.random.key(2), "bernoulli", means, rule, horizon, 8,
-                       checkpoints=times)
+                       checkpoints=times, problem=problem)
 
 
 def test_a_budget_study_has_the_rows_of_jbai_budget_and_plot_redraws_them(tmp_path):
@@ -227,8 +227,6 @@ BAD = {
                             "study.delta = 0.1: has no use in a budget study"),
     "threshold with a budget": (BUDGET + 'threshold = "kk"\n' + LISTED + UNIFORM,
                                 "study.threshold = 'kk'"),
-    "eps_good with a budget": (BUDGET + "eps_good = 0.1\n" + LISTED + UNIFORM,
-                               "study.eps_good = 0.1"),
     "max_steps with a budget": (BUDGET + "max_steps = 1000\n" + LISTED + UNIFORM,
                                 "study.max_steps = 1000"),
     "an instance's max_steps with a budget": (BUDGET + LISTED + "max_steps = 1000\n" + UNIFORM,
@@ -283,6 +281,17 @@ def test_jbai_study_returns_a_budget_study_cells_with_their_types():
   res = _budget([0.5, 0.4, 0.3], "uniform", 90, [30, 90])
   np.testing.assert_allclose(cells["error_rate"], res.error, rtol=1e-9)
   assert isinstance(cells, pd.DataFrame)
+  # With eps_good, the same recommendations scored as eps-good arms (0 and 1 here).
+  good = jbai.study({"study": {"trials": 8, "seed": 2, "budget": [30, 90], "checkpoints": 0,
+                               "eps_good": 0.15},
+                     "instances": [{"name": "mu", "family": "bernoulli",
+                                    "means": [0.5, 0.4, 0.3]}],
+                     "rules": [{"name": "uniform"}]})
+  assert list(good.columns) == tables.BUDGET_QUESTION_CELL_COLUMNS
+  assert set(good["question"]) == {"eps-good(eps=0.15)"}
+  res = _budget([0.5, 0.4, 0.3], "uniform", 90, [30, 90], jbai.problems.eps_good(0.15))
+  np.testing.assert_allclose(good["error_rate"], res.error, rtol=1e-9)
+  np.testing.assert_allclose(good["simple_regret"], cells["simple_regret"], rtol=1e-9)
 
 
 # The top 2 at a budget: a listed instance, the rules that sample for it.

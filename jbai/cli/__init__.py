@@ -109,7 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
   p.add_argument("--eps-good", type=number, default=None, metavar="EPS",
                  help="eps-good answers: stop with the eps-GLLR against --threshold and "
                  "count an answer as an error when mu_answer < max mu - EPS (rules that "
-                 "stop with the GLLR; see docs/guide/stops.md)")
+                 "stop with the GLLR; see docs/guide/stops.md); with --budget, the "
+                 "recommendation at the budget is an error when not eps-good")
   add_question_args(p, "{}: stop with its GLLR against --threshold, answers are sets "
                     "(rules: {})", ("ebtc-top-m, uniform", "apt, tas-above, uniform"))
   p.set_defaults(func=cmd_run)

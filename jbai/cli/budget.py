@@ -25,9 +25,10 @@ from jbai.cli.plan import problem_of, rule_options
 from jbai.cli.trials import EXIT_INTERRUPTED, TrialLog, checked_outputs, spec_key
 from jbai.host import io
 
-# The options of a stopped run, which a run to a budget has no use for.
+# The options of a stopped run, which a run to a budget has no use for
+# (--eps-good goes with both: there it scores the recommendation).
 STOP_OPTIONS = {"threshold": "--threshold", "stop": "--stop", "delta": "--delta",
-                "eps_good": "--eps-good", "max_steps": "--max-steps"}
+                "max_steps": "--max-steps"}
 
 
 class BudgetRun(NamedTuple):
@@ -56,11 +57,19 @@ def check_options(args) -> None:
 def plan_budget(args) -> tuple:
   """(family, means, [BudgetRun], problem): the rules of --rule x --beta x --eps x
   --a, each checked to run to a budget on the family for the question (--top M,
-  --above LEVEL; None: the best arm), and the runs that answer every budget."""
+  --above LEVEL, --eps-good EPS: the recommendation scored as eps-good; None: the
+  best arm), and the runs that answer every budget."""
+  from jbai import problems
   from jbai.core.budget import check_budget, check_rule, checkpoint_times
   from jbai.core.inputs import check_table
   family = family_from_args(args)
   problem = problem_of(args)
+  eps = getattr(args, "eps_good", None)
+  if eps is not None:
+    if problem is not None:
+      raise ValueError(f"--eps-good asks for an eps-good best arm; it does not go with "
+                       f"{'--top' if getattr(args, 'top', None) is not None else '--above'}")
+    problem = problems.eps_good(eps)
   check_table(family, args.means, problem=problem)
   num_arms = len(args.means)
   check_rule_params(args)

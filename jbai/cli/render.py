@@ -159,8 +159,12 @@ def print_budget(rows: list, family, means, args) -> None:
               "when one arm is on the wrong side; the regret is the largest "
               f"|mu - {args.above}| of such an arm")
   else:
+    eps = getattr(args, "eps_good", None)
+    wrong = ("not the best arm" if eps is None else
+             f"not eps-good: its mean below the largest by more than {eps}")
     answer = ("each rule's recommendation at the budget (the empirical best arm, or the "
-              "best surviving arm); the regret is mu* - mu_answer")
+              f"best surviving arm), an error when it is {wrong}; the regret is "
+              "mu* - mu_answer")
   print(f"answer      {answer}; 95% CIs: Wilson for the error rate, normal for the "
         "simple regret")
   print()

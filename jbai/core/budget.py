@@ -76,10 +76,10 @@ def check_run(family, rule, budget, checkpoints, num_arms: int, problem=None) ->
 
 def resolve(family, rule, budget, problem=None, **stop_options) -> tuple:
   """(Family, Rule, Stop) of a run to a budget: the stop records the rule's
-  recommendation at the checkpoints, or the empirical answer of a question beyond
-  the best arm (`problem`: `jbai.stops.budget_stop`). The options of a run that
-  stops (delta, threshold, max_steps, eps_good) must be None: a run to a budget
-  has none of them.
+  recommendation at the checkpoints, or the empirical answer of a question whose
+  answer is a set of arms (`problem`: `jbai.stops.budget_stop`). The options of a
+  run that stops (delta, threshold, max_steps, eps_good) must be None: a run to a
+  budget has none of them (an eps-good arm is asked as `problem=eps_good(eps)`).
 
   Raises:
     ValueError: for such an option, or a problem that is not a
@@ -89,16 +89,17 @@ def resolve(family, rule, budget, problem=None, **stop_options) -> tuple:
   if given:
     raise ValueError(f"a run to a budget (budget={budget!r}) has no stop, so no "
                      f"{given[0]}: pass {given[0]}=None")
-  if problem is not None and checked(problem).name == "eps-good":
-    raise ValueError(f"a run to a budget answers the best arm, the top m or the arms above a "
-                     f"level, not {problem!r}: ask best_arm() (P(error) counts wrong arms)")
+  if problem is not None:
+    checked(problem)
   family, rule = inputs.as_family(family), inputs.as_rule(rule)
   return family, rule, stops.budget_stop(recommendation(rule), problem)
 
 
 def _asked(problem):
-  """The question of a run, None for the best arm (asked or not)."""
-  return None if problem is None or problem.name == "best-arm" else problem
+  """The question a rule samples for, None for the best arm (asked or not) and
+  for a question whose answer is an arm (an eps-good arm: the rule's
+  recommendation, scored against eps)."""
+  return None if problem is None or problem.arm else problem
 
 
 __all__ = ["DEFAULT_CHECKPOINTS", "check_budget", "check_rule", "check_run", "checkpoint_times",

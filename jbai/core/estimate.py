@@ -253,10 +253,10 @@ def simple_regret(means: jax.Array, answer: jax.Array, problem=None) -> tuple:
   """(r, dr): each trial's simple regret r = mu* - mu_J [n, (C)] for its answer J,
   and its derivative in the means e_{a*} - e_J [n, (C), K] (the pathwise part of
   the regret's gradient: a tie for the best arm, where mu* is not differentiable,
-  is refused at the boundary). For a question beyond the best arm (`problem`),
-  answer holds [n, (C), K] masks and r is the problem's regret, dr its gradient
-  in the means at each answer."""
-  if problem is not None and problem.name != "best-arm":
+  is refused at the boundary). For a question whose answer is a set of arms
+  (`problem`), answer holds [n, (C), K] masks and r is the problem's regret, dr
+  its gradient in the means at each answer (an eps-good arm's is the best arm's)."""
+  if problem is not None and not problem.arm:
     flat = answer.reshape((-1, answer.shape[-1]))
     r, dr = jax.vmap(jax.value_and_grad(problem.regret), (None, 0))(means, flat)
     return r.reshape(answer.shape[:-1]), dr.reshape(answer.shape)

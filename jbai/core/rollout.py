@@ -168,7 +168,8 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
     problem: a question beyond the best arm (`jbai.problems.top_m(m)`,
       `above(level)`), as in `jbai.simulate`: its GLLR stop, answers as [K] bool
       masks, correct when they are the instance's answer (static). With
-      `budget`, the answer at each checkpoint is the problem's empirical answer.
+      `budget`, the answer at each checkpoint is the problem's empirical answer;
+      for `eps_good(eps)` the rule's recommendation, correct when eps-good.
 
   Returns:
     A `Rollout` of jax arrays.
@@ -234,7 +235,7 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
     checks_lib.run_checked(functools.partial(checks_lib.check_arms, rule.name),
                            out["counts"], out["steps"])
   flat = records.finish(jnp, out, table, n_trials, _eps_good(family, threshold, params, dtype),
-                        asked)
+                        None if asked is None or asked.arm else asked)
   lead = (n_inst, n_trials) if means.ndim == 2 else (n_trials,)
   return from_records(flat, lead, scalar_levels, scores)
 
@@ -268,10 +269,12 @@ def _checkpoint_levels(family, rule, stop, rule_state, budget, checkpoints, num_
 
 
 def _eps_good(family, threshold, params, dtype):
-  """The slack an eps-good answer is judged with: the stop's eps, or, for a stop
-  that reads it from the rule's state (EB-TC_eps), the run's `eps_good` param
-  (below Theta's width where concrete; possibly traced)."""
-  eps = eps_lib.eps_of(threshold)
+  """The slack an eps-good answer is judged with: the stop's eps (a run to a
+  budget's: its question's, `eps_good(eps)`), or, for a stop that reads it from
+  the rule's state (EB-TC_eps), the run's `eps_good` param (below Theta's width
+  where concrete; possibly traced)."""
+  asked = getattr(threshold, "problem", None)
+  eps = eps_lib.eps_of(threshold) if asked is None else dict(asked.params).get("eps", 0.0)
   if eps_lib.RULE_EPS in (params or {}) and "eps" in getattr(threshold, "runtime", ()):
     eps = params[eps_lib.RULE_EPS]
     if inputs.concrete(eps):

@@ -20,6 +20,7 @@ from jbai.core.budget import check_run, resolve
 from jbai.host.simulate import run_pool
 from jbai.host.summary import mean_ci, wilson
 from jbai.problems.base import scored
+from jbai.stops.eps_good import is_eps_good
 
 
 class BudgetResult(NamedTuple):
@@ -106,7 +107,9 @@ def budget(key: jax.Array, family, means, rule, budget: int, n_trials: int,
     problem: a question beyond the best arm (`jbai.problems.top_m(m)`,
       `above(level)`): the recommendation at t_c is its empirical answer, the
       answer of the MLEs after t_c rewards, and an error is a wrong answer set;
-      the rule must sample for it (`uniform`, `apt`, `ebtc-top-m`, ...).
+      the rule must sample for it (`uniform`, `apt`, `ebtc-top-m`, ...). For
+      `eps_good(eps)` the recommendation is the rule's, as for the best arm, and
+      an error is an arm whose mean is below the largest by more than eps.
 
   Returns:
     A `BudgetResult`.
@@ -145,16 +148,23 @@ def budget(key: jax.Array, family, means, rule, budget: int, n_trials: int,
 def _result(table: np.ndarray, batch: bool, n_trials: int, times: np.ndarray, out: dict,
             stats: dict, problem=None) -> BudgetResult:
   """The result from the raw records (answer [I n, C]: the recommendations; [I n,
-  C, K] masks for a problem's answer sets)."""
+  C, K] masks for a problem's answer sets). A recommended arm is wrong where it is
+  not the best arm, or, for `eps_good(eps)`, where it is not eps-good."""
   n_inst, num_arms = table.shape
   answer = np.asarray(out["answer"]).reshape((n_inst, n_trials, len(times), -1))
-  if problem is None:
+  if problem is None or problem.arm:
     answer = answer[..., 0]
     rec = answer.astype(np.int16 if num_arms <= np.iinfo(np.int16).max else np.int32)
     gaps = table.max(axis=-1, keepdims=True) - table                       # [I, K]
     regret = np.take_along_axis(gaps[:, None, :], answer.reshape(n_inst, -1)[:, None, :],
                                 axis=-1).reshape(answer.shape)           # [I, n, C]
-    wrong = answer != np.argmax(table, axis=-1)[:, None, None]
+    eps = dict(problem.params).get("eps") if problem is not None else None
+    if eps is None:
+      wrong = answer != np.argmax(table, axis=-1)[:, None, None]
+    else:
+      flat = answer.reshape(n_inst * n_trials, -1)
+      wrong = ~is_eps_good(np, np.repeat(table, n_trials, axis=0), flat, eps)
+      wrong = wrong.reshape(answer.shape)
   else:
     rec = answer
     correct, regret = map(np.asarray, jax.vmap(functools.partial(scored, problem))(table,

@@ -40,7 +40,9 @@ def budget_stop(recommend, problem=None) -> Stop:
   (`jbai.rules.base.recommendation(rule)`); its levels are the checkpoints.
   With a `problem` whose answer is a set (`jbai.problems.top_m(m)`, `above(level)`),
   the recommendation is that problem's empirical answer, the answer of the MLEs
-  (a [K] bool mask), and `recommend` is not read.
+  (a [K] bool mask), and `recommend` is not read. With one whose answer is an arm
+  (`eps_good(eps)`) it is the rule's recommendation, as for the best arm, and the
+  run scores it for that question.
 
   Example:
     >>> from jbai import problems, rules, stops
@@ -50,6 +52,7 @@ def budget_stop(recommend, problem=None) -> Stop:
     budget(problem=above(level=0.5))
   """
   asked = problem if problem is not None and problem.name != "best-arm" else None
+  sets = asked is not None and not asked.arm  # the answer is a set of arms
 
   def init(checkpoints, num_arms):
     del num_arms
@@ -57,7 +60,7 @@ def budget_stop(recommend, problem=None) -> Stop:
 
   def test(params, family, arm_stats, rule_state):
     t = jnp.broadcast_to(arm_stats.t, params.shape)
-    if asked is not None:
+    if sets:
       return asked.answer(arm_stats.mle), jnp.zeros((), jnp.int32), t, params - 1
     answer = recommend(family, arm_stats, rule_state).astype(jnp.int32)
     return answer, answer, t, params - 1  # crossed where t > t_c - 1: t = t_c

@@ -29,9 +29,9 @@ and `--above`) the study asks that question (`jbai.problems`): its trials stop
 with the question's GLLR against each threshold, answer sets of arms, and T* is
 the question's; the rules that take m or level are built for it. With [study]
 budget the study is a budget study (`jbai.budget`): every trial runs to a budget and the rule's recommendation is
-recorded at checkpoints; a stop's keys (delta, threshold, eps_good, max_steps)
-have no use there and are refused, and a rule whose sampling needs delta is
-too. A rule that samples with a fixed budget (Successive Rejects, ...) runs in
+recorded at checkpoints; a stop's keys (delta, threshold, max_steps) have no
+use there and are refused, and a rule whose sampling needs delta is too; with
+eps_good a recommendation is correct when it is an eps-good arm. A rule that samples with a fixed budget (Successive Rejects, ...) runs in
 budget studies only. Every value is checked before any work, and a bad one
 raises `SpecError`: one line naming the key and the value.
 
@@ -63,7 +63,8 @@ SOURCES = ("means", "draw", "preset", "csv")
 DRAW_KEYS = ("count", "arms", "low", "high", "mean", "sd", "min_gap", "seed")
 RULE_KEYS = ("name", "threshold")  # beside the rule's own parameters
 # The keys of a study whose trials stop, which a budget study has no use for.
-STOP_KEYS = ("delta", "threshold", "eps_good", "max_steps")
+# A stop's keys, which a budget study refuses (eps_good scores its recommendation there).
+STOP_KEYS = ("delta", "threshold", "max_steps")
 QUESTION_KEYS = ("top", "above")  # a question beyond the best arm (`question`)
 NO_STOP = "has no use in a budget study (study.budget), whose trials run to the budget " \
           "without a stop: drop it"
@@ -179,16 +180,21 @@ def _question(s: dict) -> None:
 
 def question(study: dict) -> Optional[dict]:
   """{"top": m} or {"above": level}: the question of a study beyond the best arm
-  (what its jobs record), or None."""
+  (what its jobs record); in a budget study also {"eps_good": eps}, its
+  recommendations scored as eps-good arms; else None."""
   for key in QUESTION_KEYS:
     if study.get(key) is not None:
       return {key: study[key]}
+  if study.get("budget") is not None and study.get("eps_good") is not None:
+    return {"eps_good": study["eps_good"]}
   return None
 
 
 def problem_of(asked: Optional[dict]):
   """The `jbai.problems.Problem` of `question`'s dict, or None: the best arm."""
   from jbai import problems
+  if asked and "eps_good" in asked:
+    return problems.eps_good(asked["eps_good"])
   return problems.asked(**(asked or {}))
 
 

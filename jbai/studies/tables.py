@@ -26,7 +26,9 @@ A budget study's tables (`budget_tables`) have their own columns:
 A budget study that asks another question has the `question` column in its cells
 too; J_t is the question's empirical answer, written as an `answer_set` in
 place of `recommendation`, correct when it is the instance's answer, and the
-regret is the question's (`jbai.problems.Problem.regret`).
+regret is the question's (`jbai.problems.Problem.regret`). With eps_good the
+question is eps-good(eps=...): J_t is the rule's recommendation, correct when
+mu* - mu_{J_t} <= eps.
 """
 
 import math
@@ -38,6 +40,7 @@ from jbai.host.summary import mean_ci, wilson
 from jbai.studies.jobs import result_of
 from jbai.studies.plan import plan
 from jbai.studies.spec import problem_of, question
+from jbai.stops.eps_good import is_eps_good
 
 CELL_COLUMNS = ["instance", "source", "group", "family", "K", "rule", "params", "threshold",
                 "delta", "trials", "mean_tau", "tau_ci_low", "tau_ci_high", "median_tau",
@@ -78,9 +81,11 @@ def is_budget(resolved: dict) -> bool:
 def columns(resolved: dict) -> tuple:
   """(cell columns, trial columns) of a resolved study's tables."""
   if is_budget(resolved):
-    if question(resolved["study"]) is not None:
-      return BUDGET_QUESTION_CELL_COLUMNS, BUDGET_QUESTION_TRIAL_COLUMNS
-    return BUDGET_CELL_COLUMNS, BUDGET_TRIAL_COLUMNS
+    asked = problem_of(question(resolved["study"]))
+    if asked is None:
+      return BUDGET_CELL_COLUMNS, BUDGET_TRIAL_COLUMNS
+    return BUDGET_QUESTION_CELL_COLUMNS, (BUDGET_TRIAL_COLUMNS if asked.arm else
+                                          BUDGET_QUESTION_TRIAL_COLUMNS)
   if question(resolved["study"]) is not None:
     return QUESTION_CELL_COLUMNS, QUESTION_TRIAL_COLUMNS
   return CELL_COLUMNS, TRIAL_COLUMNS
@@ -211,12 +216,16 @@ def _answer(answer: np.ndarray):
 
 def _scored(inst: dict, answers: np.ndarray, asked=None) -> tuple:
   """(correct [n] bool, regret [n]) of the recommendations `answers` at an
-  instance: arms [n] against the best arm, mu* - mu_J; or, for a question
-  (`asked`, a `jbai.problems.Problem`), answer sets [n, K] against the
-  instance's, the question's regret (`Problem.regret`), in float64."""
+  instance: arms [n] against the best arm, or, for `eps_good(eps)`, eps-good
+  where mu_J >= mu* - eps, and the regret mu* - mu_J; or, for a question whose
+  answer is a set (`asked`, a `jbai.problems.Problem`), answer sets [n, K]
+  against the instance's, the question's regret (`Problem.regret`), in float64."""
   means = np.asarray(inst["means"], float)
-  if asked is None:
-    return answers == np.argmax(means), (means.max() - means)[answers]
+  if asked is None or asked.arm:
+    eps = dict(asked.params).get("eps") if asked is not None else None
+    correct = (answers == np.argmax(means) if eps is None else
+               is_eps_good(np, means[None], answers[None], eps)[0])
+    return correct, (means.max() - means)[answers]
   import jax
   from jbai.problems.base import scored
   with jax.enable_x64(True):
