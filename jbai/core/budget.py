@@ -99,7 +99,7 @@ def _asked(problem):
   """The question a rule samples for, None for the best arm (asked or not) and
   for a question whose answer is an arm (an eps-good arm: the rule's
   recommendation, scored against eps)."""
-  return None if problem is None or problem.arm else problem
+  return stops.question(problem)[0]
 
 
 __all__ = ["DEFAULT_CHECKPOINTS", "check_budget", "check_rule", "check_run", "checkpoint_times",

@@ -235,7 +235,7 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
     checks_lib.run_checked(functools.partial(checks_lib.check_arms, rule.name),
                            out["counts"], out["steps"])
   flat = records.finish(jnp, out, table, n_trials, _eps_good(family, threshold, params, dtype),
-                        None if asked is None or asked.arm else asked)
+                        stops.question(asked)[0])
   lead = (n_inst, n_trials) if means.ndim == 2 else (n_trials,)
   return from_records(flat, lead, scalar_levels, scores)
 
@@ -273,8 +273,8 @@ def _eps_good(family, threshold, params, dtype):
   budget's: its question's, `eps_good(eps)`), or, for a stop that reads it from
   the rule's state (EB-TC_eps), the run's `eps_good` param (below Theta's width
   where concrete; possibly traced)."""
-  asked = getattr(threshold, "problem", None)
-  eps = eps_lib.eps_of(threshold) if asked is None else dict(asked.params).get("eps", 0.0)
+  eps = stops.question(getattr(threshold, "problem", None))[1]
+  eps = eps_lib.eps_of(threshold) if eps is None else eps
   if eps_lib.RULE_EPS in (params or {}) and "eps" in getattr(threshold, "runtime", ()):
     eps = params[eps_lib.RULE_EPS]
     if inputs.concrete(eps):

@@ -152,13 +152,13 @@ def _result(table: np.ndarray, batch: bool, n_trials: int, times: np.ndarray, ou
   not the best arm, or, for `eps_good(eps)`, where it is not eps-good."""
   n_inst, num_arms = table.shape
   answer = np.asarray(out["answer"]).reshape((n_inst, n_trials, len(times), -1))
-  if problem is None or problem.arm:
+  sets, eps = stops.question(problem)  # sets: a question whose answer is a set of arms
+  if sets is None:
     answer = answer[..., 0]
     rec = answer.astype(np.int16 if num_arms <= np.iinfo(np.int16).max else np.int32)
     gaps = table.max(axis=-1, keepdims=True) - table                       # [I, K]
     regret = np.take_along_axis(gaps[:, None, :], answer.reshape(n_inst, -1)[:, None, :],
                                 axis=-1).reshape(answer.shape)           # [I, n, C]
-    eps = dict(problem.params).get("eps") if problem is not None else None
     if eps is None:
       wrong = answer != np.argmax(table, axis=-1)[:, None, None]
     else:

@@ -40,6 +40,7 @@ from jbai.host.summary import mean_ci, wilson
 from jbai.studies.jobs import result_of
 from jbai.studies.plan import plan
 from jbai.studies.spec import problem_of, question
+from jbai import stops
 from jbai.stops.eps_good import is_eps_good
 
 CELL_COLUMNS = ["instance", "source", "group", "family", "K", "rule", "params", "threshold",
@@ -221,8 +222,8 @@ def _scored(inst: dict, answers: np.ndarray, asked=None) -> tuple:
   answer is a set (`asked`, a `jbai.problems.Problem`), answer sets [n, K]
   against the instance's, the question's regret (`Problem.regret`), in float64."""
   means = np.asarray(inst["means"], float)
-  if asked is None or asked.arm:
-    eps = dict(asked.params).get("eps") if asked is not None else None
+  sets, eps = stops.question(asked)
+  if sets is None:
     correct = (answers == np.argmax(means) if eps is None else
                is_eps_good(np, means[None], answers[None], eps)[0])
     return correct, (means.max() - means)[answers]
