@@ -31,8 +31,9 @@ the question's; the rules that take m or level are built for it. With [study]
 budget the study is a budget study (`jbai.budget`): every trial runs to a budget and the rule's recommendation is
 recorded at checkpoints; a stop's keys (delta, threshold, max_steps) have no
 use there and are refused, and a rule whose sampling needs delta is too; with
-eps_good a recommendation is correct when it is an eps-good arm. A rule that samples with a fixed budget (Successive Rejects, ...) runs in
-budget studies only. Every value is checked before any work, and a bad one
+eps_good a recommendation is correct when it is an eps-good arm. A rule that
+samples with a fixed budget (Successive Rejects, ...) runs in budget studies
+only. Every value is checked before any work, and a bad one
 raises `SpecError`: one line naming the key and the value.
 
 Studies shipped with jbai live in jbai/studies/shipped/NAME.toml (`shipped`);
