@@ -21,7 +21,7 @@ import numpy as np
 from jbai.cli import render
 from jbai.cli.args import DEFAULT_RUN
 from jbai.cli.plan import check_combinations, check_rule_params, family_from_args, make_rule
-from jbai.cli.plan import problem_of, rule_options
+from jbai.cli.plan import problem_of, refuse_eps_with_question, rule_options
 from jbai.cli.trials import EXIT_INTERRUPTED, TrialLog, checked_outputs, spec_key
 from jbai.host import io
 
@@ -64,12 +64,9 @@ def plan_budget(args) -> tuple:
   from jbai.core.inputs import check_table
   family = family_from_args(args)
   problem = problem_of(args)
-  eps = getattr(args, "eps_good", None)
-  if eps is not None:
-    if problem is not None:
-      raise ValueError(f"--eps-good asks for an eps-good best arm; it does not go with "
-                       f"{'--top' if getattr(args, 'top', None) is not None else '--above'}")
-    problem = problems.eps_good(eps)
+  refuse_eps_with_question(args, problem)
+  if getattr(args, "eps_good", None) is not None:
+    problem = problems.eps_good(args.eps_good)
   check_table(family, args.means, problem=problem)
   num_arms = len(args.means)
   check_rule_params(args)

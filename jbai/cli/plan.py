@@ -93,15 +93,20 @@ def problem_of(args):
                         ("--top", "--above"))
 
 
+def refuse_eps_with_question(args, problem) -> None:
+  """Refuses --eps-good beside --top or --above (`problem`, from `problem_of`)."""
+  if problem is not None and getattr(args, "eps_good", None) is not None:
+    raise ValueError(f"--eps-good asks for an eps-good best arm; it does not go with "
+                     f"{'--top' if getattr(args, 'top', None) is not None else '--above'}")
+
+
 def plan_command(args) -> Plan:
   """The family, means, deltas and runs of a `jbai run` or `jbai grad` command
   line, each checked (ValueError with one line otherwise)."""
   from jbai.core.inputs import check_table
   family = family_from_args(args)
   problem = problem_of(args)
-  if problem is not None and getattr(args, "eps_good", None) is not None:
-    raise ValueError(f"--eps-good asks for an eps-good best arm; it does not go with "
-                     f"{'--top' if getattr(args, 'top', None) is not None else '--above'}")
+  refuse_eps_with_question(args, problem)
   check_table(family, args.means, problem=problem)
   from jbai.cli.args import DEFAULT_RUN, delta_list
   deltas = checked_deltas(args.delta or delta_list(DEFAULT_RUN["delta"]))
