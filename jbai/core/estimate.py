@@ -134,15 +134,17 @@ def _first_order_only_jvp(primals, tangents):
   return jnp.zeros(()), _no_derivative(x) * jnp.sum(dx)
 
 
-def _check(family, rule, threshold, means, n_trials, budget=None, problem=None):
+def _check(family, rule, threshold, means, n_trials, budget=None, problem=None,
+           batch: bool = False):
   if budget is None:
     threshold = stops.with_problem(inputs.as_rule(rule), threshold, problem)
     family, rule, threshold = inputs.resolve(family, rule, threshold)
   else:  # rollout resolves the run to a budget, and refuses a threshold
     family, rule = inputs.as_family(family), inputs.as_rule(rule)
   means = jnp.asarray(means, jnp.zeros(()).dtype)
-  if means.ndim != 1:
-    raise ValueError(f"means must have shape [K] (vmap for a batch), got {means.shape}")
+  if means.ndim != 1 and not (batch and means.ndim == 2):
+    shapes = "[K] or [I, K]" if batch else "[K] (vmap for a batch)"
+    raise ValueError(f"means must have shape {shapes}, got {means.shape}")
   inputs.check_trials(n_trials, minimum=2)
   return family, rule, threshold, means
 
@@ -163,11 +165,13 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
   Args:
     key: PRNG key.
     family: a `Family` or a built-in name.
-    means: [K] arm means.
+    means: [K] arm means, or [I, K] for I instances (`rollout`'s trials of
+      each; every field of the result then has a leading [I] axis, and the
+      gradient in the means of instance i's value is in row i).
     rule: a `Rule` or a registered name.
     delta: a confidence level or a [D] vector (one trajectory per trial serves all); None
       with `budget`.
-    n_trials: number of trials (static, >= 2).
+    n_trials: number of trials per instance (static, >= 2).
     threshold: a `Threshold` or a name, or a `jbai.stops.Stop`; None: the rule's
       own stop, else the GLLR with gk16.
     max_steps: cap on a trial's length (None: 10^6); trials at the cap count as
@@ -205,7 +209,8 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
     (3,)
   """
   family, rule, threshold, means = _check(family, rule, threshold, means, n_trials, budget,
-                                          problem)
+                                          problem, batch=True)
+  batch = means.ndim == 2
   if estimator not in ESTIMATORS:
     raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
   params = dict(params or {})  # checked by rollout (beta in (0, 1), eps > 0 where concrete)
@@ -215,9 +220,13 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
                    params=jax.tree.map(sg, params), lanes=lanes, scores=True, checks=checks,
                    budget=budget, checkpoints=checkpoints, problem=problem)
   scalar = np.ndim(delta) == 0 if budget is None else checkpoints is None
-  regret = None if budget is None else simple_regret(sg(means), trials.answer, problem)
-  moments = monte_carlo(trials, scalar_delta=scalar, dtype=means.dtype, estimator=estimator,
-                        regret=regret)
+
+  def moments_of(trials, means):  # one instance's trials [n, ...]
+    regret = None if budget is None else simple_regret(means, trials.answer, problem)
+    return monte_carlo(trials, scalar_delta=scalar, dtype=means.dtype, estimator=estimator,
+                       regret=regret)
+
+  moments = (jax.vmap(moments_of) if batch else moments_of)(trials, sg(means))
   dtype = means.dtype
   inputs = {"means": means}
   inputs.update({k: jnp.asarray(v, dtype) for k, v in params.items()
@@ -231,8 +240,12 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
     out = sg(value)
     for name, x in inputs.items():
       tangent = x - sg(x)
-      g = sg(grads[name])  # [(D), *shape of x]
-      out = out + jnp.sum(g * tangent, axis=tuple(range(g.ndim - tangent.ndim, g.ndim)))
+      g = sg(grads[name])  # [(I), (D), *shape of x]
+      if batch and name == "means":  # [I, (D), K] against [I, K]: row by row
+        tangent = tangent.reshape(tangent.shape[:1] + (1,) * (g.ndim - 2) + tangent.shape[1:])
+        out = out + jnp.sum(g * tangent, axis=-1)
+      else:
+        out = out + jnp.sum(g * tangent, axis=tuple(range(g.ndim - tangent.ndim, g.ndim)))
       out = out + _first_order_only(x)
     for x in undifferentiable:
       out = out + _no_derivative(x)
