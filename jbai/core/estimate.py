@@ -149,7 +149,7 @@ def _check(family, rule, threshold, means, n_trials, budget=None, problem=None,
   return family, rule, threshold, means
 
 
-def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
+def estimate(key: jax.Array, family, means, rule, delta=None, n_trials: int = None,
              threshold=None, max_steps=None, *, params: Optional[dict] = None,
              lanes: Optional[int] = None, estimator: str = "causal",
              checks: bool = False, budget: Optional[int] = None,
@@ -170,8 +170,8 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
       gradient in the means of instance i's value is in row i).
     rule: a `Rule` or a registered name.
     delta: a confidence level or a [D] vector (one trajectory per trial serves all); None
-      with `budget`.
-    n_trials: number of trials per instance (static, >= 2).
+      (or left out, with n_trials by name) with `budget`.
+    n_trials: number of trials per instance (static, >= 2; required).
     threshold: a `Threshold` or a name, or a `jbai.stops.Stop`; None: the rule's
       own stop, else the GLLR with gk16.
     max_steps: cap on a trial's length (None: 10^6); trials at the cap count as
@@ -467,8 +467,8 @@ def _check_points(family, rule, point, wrt, h, extrapolate: bool) -> None:
           f"smaller h") from None
 
 
-def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
-                      wrt, h: float, threshold=None, max_steps=None, *,
+def finite_difference(key: jax.Array, family, means, rule, delta=None, n_trials: int = None,
+                      wrt=None, h: float = None, threshold=None, max_steps=None, *,
                       params: Optional[dict] = None,
                       lanes: Optional[int] = None, extrapolate: bool = False,
                       checks: bool = False, budget: Optional[int] = None,
@@ -497,11 +497,12 @@ def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
     family: a `Family` or a built-in name.
     means: [K] arm means.
     rule: a `Rule` or a registered name.
-    delta: a confidence level or a [D] vector; None with `budget`.
-    n_trials: number of trials (static, >= 2).
+    delta: a confidence level or a [D] vector; None (or left out, with the
+      arguments after it by name) with `budget`.
+    n_trials: number of trials (static, >= 2; required).
     wrt: an arm index (differentiate in that arm's mean) or the name of a
-      runtime parameter of the rule ("eps", "beta").
-    h: the half-step.
+      runtime parameter of the rule ("eps", "beta"); required.
+    h: the half-step; required.
     threshold: a `Threshold` or a name, or a `jbai.stops.Stop`; None: the rule's
       own stop, else the GLLR with gk16.
     max_steps: cap on a trial's length (None: 10^6).
@@ -519,6 +520,10 @@ def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
   Returns:
     A `Difference`.
   """
+  missing = [name for name, value in (("wrt", wrt), ("h", h)) if value is None]
+  if missing:
+    raise TypeError(f"finite_difference needs {missing[0]} (an arm index or a parameter "
+                    "name, and the half-step h)")
   family, rule, threshold, means = _check(family, rule, threshold, means, n_trials, budget,
                                           problem)
   inputs.check_positive("h", h)  # h = 0 would divide by 0: NaN

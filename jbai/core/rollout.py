@@ -105,7 +105,7 @@ def _program(family, rule, threshold, num_arms, n_deltas, total, n_lanes, scores
   return jax.jit(run)
 
 
-def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
+def rollout(key: jax.Array, family, means, rule, delta=None, n_trials: int = None,
             threshold=None, max_steps=None, *, params: Optional[dict] = None,
             lanes: Optional[int] = None, scores: bool = True,
             unroll: Optional[int] = None, eps_good: Optional[float] = None,
@@ -128,8 +128,8 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
     means: [K] or [I, K] arm means (validated when concrete).
     rule: a `Rule` or a registered name.
     delta: confidence level, or a [D] vector of levels (one trajectory serves all); None
-      with `budget`.
-    n_trials: trials per instance (static).
+      (or left out, with n_trials by name) with `budget`.
+    n_trials: trials per instance (static; required).
     threshold: a `Threshold` or a name, or a `jbai.stops.Stop`; None: the rule's
       own stop, else the GLLR with gk16 (a rule whose sampling depends on delta
       takes one level: see `jbai.stops.base`).
