@@ -58,7 +58,9 @@ class Estimate(NamedTuple):
   likelihood-ratio derivatives for `jax.grad`; the grad_* fields give the same
   gradients directly, keyed by "means" ([(D), K]) and by each scored runtime
   parameter of the rule ([(D)]). The regret fields are a run to a budget's (None
-  for a run that stops)."""
+  for a run that stops). With [I, K] means every field but `trials` has a
+  leading [I] axis (instance i's estimates and gradients in row i), and `trials`
+  is `rollout`'s [I, n, ...]."""
 
   mean_tau: jax.Array       # [(D)] E[tau] (trials at the cap enter at the cap)
   mean_tau_se: jax.Array    # [(D)] its standard error
