@@ -26,7 +26,7 @@ from jax.scipy.special import zeta
 from jax.typing import ArrayLike
 
 from jbai.builders import cached
-from jbai.thresholds.base import Threshold, log_ratio
+from jbai.thresholds.base import Threshold, log_ratio, pieces_of
 from jbai.transport import golden_section
 
 _NEWTON_ITERS = 32
@@ -139,8 +139,8 @@ def c_gaussian(x: ArrayLike, return_lambda: bool = False):
   return (value, lam) if return_lambda else value
 
 
-def _init(delta, num_arms):
-  x = 0.5 * log_ratio(num_arms - 1, delta)  # delta: [D] levels or a LogDelta
+def _init(delta, num_arms, pieces=None):
+  x = 0.5 * log_ratio(pieces_of(num_arms, pieces), delta)  # delta: [D] levels or a LogDelta
   return {"kk": 2 * t_kk(x), "gaussian": 2 * c_gaussian(x)}
 
 
@@ -182,4 +182,4 @@ def kk() -> Threshold:
   Example: K = 5, delta = 1e-8, t = 1000, Gaussian: C_G(9.9035) = 11.855 (at
   lam = 0.968) and beta = 33.005.
   """
-  return Threshold("kk", _init, _value)
+  return Threshold("kk", _init, _value, union=True)

@@ -38,7 +38,7 @@ from jax.scipy.special import erf, erfc
 
 from jbai.builders import cached
 from jbai.families.base import Family
-from jbai.thresholds.base import Threshold, check, log_ratio
+from jbai.thresholds.base import Threshold, check, log_ratio, pieces_of
 from jbai.transport import golden_section
 
 EPS_GRID = 25      # coarse log-spaced grid of eps, then golden section
@@ -118,9 +118,9 @@ def free_terms(family: Family, arm_stats, dtype) -> jax.Array:
   return log_fisher + 2 * math.log(width / math.sqrt(2 * math.pi)) + jnp.log(t / 2)
 
 
-def _init(delta, num_arms):
-  # delta: [D] levels or a LogDelta (jbai.thresholds.base)
-  return {"log_k1_delta": log_ratio(num_arms - 1, delta)}
+def _init(delta, num_arms, pieces=None):
+  # delta: [D] levels or a LogDelta (jbai.thresholds.base); P pieces, K - 1 by default
+  return {"log_k1_delta": log_ratio(pieces_of(num_arms, pieces), delta)}
 
 
 def _check_eps(eps) -> Optional[float]:
@@ -179,5 +179,5 @@ def _build(eps: Optional[float]) -> Threshold:
     free = free_terms(family, arm_stats, dtype)
     return eps_terms(family, arm_stats, e) + free + params["log_k1_delta"]
 
-  threshold = Threshold("paper", _init, value, (("eps", eps),))
+  threshold = Threshold("paper", _init, value, (("eps", eps),), union=True)
   return threshold
