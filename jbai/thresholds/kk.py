@@ -2,13 +2,15 @@
 
 For a one-parameter exponential family the threshold is
 
-  beta(t, delta) = 2 T_KK(ln((K - 1) / delta) / 2) + 3 sum_{a in {top, ch}} ln(1 + ln N_a)
+  beta(t, delta) = 2 T_KK(ln(P / delta) / 2) + 3 sum_{a in {top, ch}} ln(1 + ln N_a)
 
 with T_KK the calibration function of Kaufmann & Koolen (2021) (`t_kk`, built on
-the inverse `h_inverse` of h(u) = u - ln u), and for Gaussian arms of known
-variance the sharper
+the inverse `h_inverse` of h(u) = u - ln u) and P the pieces of the union bound
+(K - 1 for the best arm; m (K - m) for the top m and K for thresholding, handed
+over by the question's stop: `jbai.thresholds.base`), and for Gaussian arms of
+known variance the sharper
 
-  beta(t, delta) = 2 C_G(ln((K - 1) / delta) / 2) + 4 ln(4 + ln(t / 2))
+  beta(t, delta) = 2 C_G(ln(P / delta) / 2) + 4 ln(4 + ln(t / 2))
 
 with the Gaussian calibration C_G of Jourdan et al. (2022) (`c_gaussian`).
 
@@ -159,18 +161,22 @@ def kk() -> Threshold:
 
   For a one-parameter exponential family (Bernoulli, Poisson, exponential, ...):
 
-    beta(t, delta) = 2 T_KK(ln((K - 1) / delta) / 2)
+    beta(t, delta) = 2 T_KK(ln(P / delta) / 2)
                      + 3 sum_{a in {top, ch}} ln(1 + ln N_a),
 
   with T_KK = `t_kk` and N_a = max(T_t(a), 1) the counts of the leader and the
   challenger (Kaufmann & Koolen 2021: their deviation inequality for a sum over
   a subset S of arms, P(exists t: sum_{a in S} N_a d(mu_hat_a, mu_a)
   - 3 sum_{a in S} ln(1 + ln N_a) > |S| T(x / |S|)) <= e^{-x}, with |S| = 2,
-  x = ln((K - 1) / delta), and a union bound over the K - 1 alternatives). For the Gaussian family
+  x = ln(P / delta), and a union bound over the P pieces: the K - 1 pairs of the
+  best arm, by default; `init` takes pieces=P, as the stop of a question gives
+  it). A thresholding piece is one arm, handed over as top = ch: the pair bound
+  then exceeds the one-arm bound T(x) + 3 ln(1 + ln N_a), since 2 T(x / 2) >=
+  T(x) (and 2 C_G(x / 2) >= C_G(x) for the Gaussian form). For the Gaussian family
   (`family.name == "gaussian"`, known variance) it uses instead the sharper
   Gaussian calibration of Jourdan et al. (2022):
 
-    beta(t, delta) = 2 C_G(ln((K - 1) / delta) / 2) + 4 ln(4 + ln(t / 2)),
+    beta(t, delta) = 2 C_G(ln(P / delta) / 2) + 4 ln(4 + ln(t / 2)),
 
   with C_G = `c_gaussian` and t >= 1. The choice is made on the family's name
   when the value is traced. `check` rejects families whose `exponential` flag

@@ -2,15 +2,18 @@
 
 Theorem 1 stops when Lambda_t(top, ch) > beta_t(delta) with
 
-  beta_t(delta) = W_t(eps) + t eps_t + 2 ln(|Theta| / sqrt(2 pi)) + ln(t (K - 1) / (2 delta)),
+  beta_t(delta) = W_t(eps) + t eps_t + 2 ln(|Theta| / sqrt(2 pi)) + ln(t P / (2 delta)),
 
   W_t(eps) = max_i ln I_i(mu_t(i)) - 2 min_i W_t(eps, i),
   W_t(eps, i) = E[ln(1 - 2 Q(eps sqrt(V_t(i))))]   (an expectation over the
                 rewards of arm i under mu_t(i); intractable),
   eps_t = max_i max{d(mu_t(i) || mu_t(i) - eps), d(mu_t(i) || mu_t(i) + eps)},
 
-with mu_t the MLE, I_i the Fisher information, V_t(i) the observed information
-and Q the standard normal tail. The computable form used here:
+with P the pieces of the union bound (K - 1, the best arm's pairs, by default;
+`init` takes pieces=P from the stop of another question: m (K - m) pairs for the
+top m, K arms for thresholding, a one-arm deviation being at most a pair's, and
+the bound's other terms reading every arm alike), mu_t the MLE, I_i the Fisher
+information, V_t(i) the observed information and Q the standard normal tail. The computable form used here:
 
 * Assumption 7 gives V_t(i) >= T_t(i) sigma^2 (sigma^2 = `family.curvature`) and
   ln(1 - 2 Q(y)) increases in y, so W_t(eps, i) is replaced by its lower bound
