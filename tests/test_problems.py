@@ -971,3 +971,10 @@ def test_apt_answers_the_question_of_its_eps_and_stops_inside_the_band():
                       0.1, 16, problem=problems.above(0.5, eps=0.25), max_steps=100_000)
   assert not res.hit_cap.any() and res.correct.all()
   assert res.answer[:, 1].all() and not res.answer[:, 2].any()
+
+
+def test_asked_builds_the_tolerant_question_from_above_and_eps():
+  assert problems.asked(None, 0.5, eps=0.1) == problems.above(0.5, eps=0.1)
+  assert problems.asked(None, 0.5) == problems.above(0.5) and problems.asked(2) == problems.top_m(2)
+  with pytest.raises(ValueError, match="eps = 0.1 is a tolerance around the level of --above"):
+    problems.asked(2, None, ("--top", "--above"), eps=0.1)
