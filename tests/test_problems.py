@@ -878,3 +878,103 @@ def test_track_and_stop_for_top_m_reaches_the_ratio_1(family_name):
                       jbai.rules.tas_top_m(2), 1e-10, 200, problem=problems.top_m(2))
   assert res.correct.all()
   assert 0.9 <= res.summary[0]["ratio"] <= 1.3, res.summary[0]["ratio"]
+
+
+# ---------------------------------------------------------------- issue 73: the level's tie,
+# the eps-tolerant question, the union bound's pieces, constructors
+
+def test_a_mean_at_the_level_is_above_it_wherever_an_answer_is_read():
+  """mu_hat >= tau is "above" (Locatelli et al.'s S_tau): the problem's answer, the
+  GLLR stop's empirical answer and a budget's recommendation read one definition."""
+  problem, family = problems.above(0.5), families.bernoulli()
+  np.testing.assert_array_equal(problem.answer(jnp.array([0.5, 0.49, 0.51])), [True, False, True])
+  stats = arm_stats(family, jnp.array([4, 4, 4]), jnp.array([[2.0], [1.0], [3.0]]),
+                    jnp.int32(12))
+  answer, a, b, value = problems.statistic(problem, family, stats)
+  np.testing.assert_array_equal(answer, [True, False, True])
+  assert int(a) == int(b) == 0 and float(value) == 0.0  # the tied arm's piece costs 0
+  stop = jbai.stops.budget_stop(jbai.rules.base.recommendation(jbai.rules.apt(0.5)), problem)
+  top = stop.test(stop.init(jnp.array([12]), 3), family, stats, ())[0]
+  np.testing.assert_array_equal(top, [True, False, True])
+
+
+def test_the_eps_tolerant_question_costs_scores_and_solves_by_locatellis_loss():
+  """above(level, eps): arm a's piece costs w_a kl(mu_a, tau -/+ eps) (0 beyond the
+  band), an arm within eps of the level is right either way, the oracle is the
+  closed form over those divergences, and eps = 0 is the exact question."""
+  family, level, eps = families.gaussian(), 0.5, 0.1
+  problem = problems.above(level, eps=eps)
+  assert repr(problem) == "above(level=0.5, eps=0.1)" and repr(problems.above(0.5)) == \
+      "above(level=0.5)" and problems.above(0.5) == problems.above(0.5, eps=0.0)
+  means, w = jnp.array([0.5, 0.58, 0.3, 1.0]), jnp.array([1.0, 2.0, 3.0, 4.0])
+  ends = np.array([0.4, 0.4, 0.6, 0.4])  # the band's far end of each arm's answer
+  expect = np.asarray(w) * (np.asarray(means) - ends) ** 2 / 2
+  np.testing.assert_allclose(problem.costs(family, w, means), expect, rtol=1e-6)
+  at = jnp.array([0.5, 0.3, 0.3, 1.0])  # arm 1 answered below, its mean 0.58 short of 0.6
+  np.testing.assert_allclose(problem.costs(family, w, means, at)[1], 2.0 * 0.02 ** 2 / 2,
+                             rtol=1e-5)
+  past = means.at[1].set(0.7)  # arm 1 answered below while its mean is past tau + eps
+  assert float(problem.costs(family, w, past, at)[1]) == 0.0
+  scored, regret = jbai.problems.base.scored(problem, means, jnp.array(
+      [[True, True, False, True], [False, False, False, True], [True, True, True, True]]))
+  np.testing.assert_array_equal(scored, [True, True, False])  # arms 0, 1 within the band
+  np.testing.assert_allclose(regret, [0.0, 0.0, 0.2], rtol=1e-6)
+  sol = problems.oracle(problem, family, means)
+  inverse = 1 / ((np.asarray(means) - ends) ** 2 / 2)
+  np.testing.assert_allclose(sol.t_star, inverse.sum(), rtol=1e-5)
+  np.testing.assert_allclose(sol.w, inverse / inverse.sum(), rtol=1e-5)
+  exact = problems.oracle(problems.above(level), family, [0.55, 0.3, 1.0])
+  np.testing.assert_allclose(exact.t_star, sum(1 / ((m - level) ** 2 / 2) for m in
+                                               [0.55, 0.3, 1.0]), rtol=1e-5)
+  with pytest.raises(ValueError, match=r"the band \[0.0, 1.0\] must lie inside Theta"):
+    problems.oracle(problems.above(0.5, eps=0.5), "bernoulli", [0.2, 0.7])
+
+
+def test_the_union_bound_counts_each_questions_pieces():
+  """Problem.pieces: K - 1 for the best arm and an eps-good arm, m (K - m) for the
+  top m (100 at K = 20, m = 10), K for thresholding."""
+  count = jbai.problems.base.piece_count
+  assert count(None, 20) == count(problems.best_arm(), 20) == 19
+  assert count(problems.eps_good(0.1), 20) == 19
+  assert count(problems.top_m(10), 20) == 100 and count(problems.top_m(1), 20) == 19
+  assert count(problems.above(0.5), 20) == count(problems.above(0.5, eps=0.1), 20) == 20
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: problems.above("0.5"), "the level must be a number, got '0.5'"),
+    (lambda: problems.above(True), "the level must be a number, got True"),
+    (lambda: problems.above(0.5, eps="0.1"), "eps (the tolerance around the level) must be a "
+                                            "number, got '0.1'"),
+    (lambda: problems.above(0.5, eps=-0.1), "must be >= 0, got -0.1"),
+    (lambda: problems.eps_good("0.1"), "eps must be a number, got '0.1'"),
+    (lambda: problems.top_m("2"), "must be an integer >= 1, got '2'"),
+    (lambda: problems.top_m(0), "must be an integer >= 1, got 0"),
+    (lambda: jbai.rules.apt(0.5, eps="0.1"), "must be a number, got '0.1'"),
+])
+def test_the_questions_constructors_refuse_strings_in_one_line(make, message):
+  with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")) as e:
+    make()
+  assert "\n" not in str(e.value)
+
+
+def test_apt_answers_the_question_of_its_eps_and_stops_inside_the_band():
+  """APT(level, eps) samples for above(level, eps): a run that asks another eps is
+  refused; asked its own, the GLLR stop ends on an instance with a mean at the
+  level (no exact answer) and its answers are right by the tolerant loss."""
+  with pytest.raises(ValueError, match="built for eps = 0.1, but the run asks above"):
+    jbai.simulate(jax.random.key(0), "gaussian", [0.5, 1.0], jbai.rules.apt(0.5, 0.1), 0.1, 2,
+                  problem=problems.above(0.5))
+  with pytest.raises(ValueError, match="built for eps = 0.0, but the run asks above"):
+    jbai.simulate(jax.random.key(0), "gaussian", [0.5, 1.0], jbai.rules.apt(0.5), 0.1, 2,
+                  problem=problems.above(0.5, eps=0.1))
+  res = jbai.simulate(jax.random.key(1), "gaussian", [0.5, 1.0, 0.0], jbai.rules.apt(0.5, 0.25),
+                      0.1, 16, problem=problems.above(0.5, eps=0.25), max_steps=100_000)
+  assert not res.hit_cap.any() and res.correct.all()
+  assert res.answer[:, 1].all() and not res.answer[:, 2].any()
+
+
+def test_asked_builds_the_tolerant_question_from_above_and_eps():
+  assert problems.asked(None, 0.5, eps=0.1) == problems.above(0.5, eps=0.1)
+  assert problems.asked(None, 0.5) == problems.above(0.5) and problems.asked(2) == problems.top_m(2)
+  with pytest.raises(ValueError, match="eps = 0.1 is a tolerance around the level of --above"):
+    problems.asked(2, None, ("--top", "--above"), eps=0.1)

@@ -402,3 +402,57 @@ def test_inside_while_loop(name):
 
   _, total = jax.jit(lambda: jax.lax.while_loop(cond, body, (0, 0.0)))()
   assert np.isfinite(float(total))
+
+
+# ---------------------------------------------------------------- the union bound's pieces
+
+@pytest.mark.parametrize("name", ["kk", "paper"])
+def test_proven_thresholds_take_their_union_bound_over_the_questions_pieces(name):
+  """The GLLR stop of a question gives a proven threshold its problem's pieces:
+  m (K - m) = 100 for the top 10 of 20 arms (not K - 1 = 19), K for thresholding;
+  the best arm's and gk16's inits are unchanged."""
+  from jbai import problems, stops
+  threshold, delta = th.get(name), jnp.array([0.05, 1e-6])
+  assert threshold.union
+  for problem, pieces in [(problems.top_m(10), 100), (problems.above(0.5), 20),
+                          (problems.best_arm(), 19)]:
+    got = stops.answer_gllr(problem, threshold).init(delta, 20)
+    want = threshold.init(delta, 20, pieces=pieces)
+    jax.tree.map(np.testing.assert_array_equal, got, want)
+  x = 0.5 * np.log(100 / np.asarray(delta))
+  top = stops.answer_gllr(problems.top_m(10), threshold).init(delta, 20)
+  if name == "kk":
+    np.testing.assert_allclose(top["kk"], 2 * th.t_kk(x), rtol=1e-6)
+  else:
+    np.testing.assert_allclose(top["log_k1_delta"], 2 * x, rtol=1e-6)
+  jax.tree.map(np.testing.assert_array_equal, threshold.init(delta, 20),
+               threshold.init(delta, 20, pieces=19))
+  gk = stops.answer_gllr(problems.top_m(10), th.gk16())
+  assert not th.gk16().union and gk.init is th.gk16().init
+
+
+def test_the_pair_calibrations_cover_a_one_arm_piece():
+  """A thresholding piece is one arm (the stop hands kk that arm twice): kk's pair
+  bound 2 T(x / 2) + 3 * 2 ln(1 + ln N) and Gaussian 2 C_G(x / 2) + 4 ln(4 + ln(t / 2))
+  are at least the one-arm bounds T(x) + 3 ln(1 + ln N) and C_G(x) + 2 ln(4 + ln N),
+  since 2 T(x / 2) >= T(x) and 2 C_G(x / 2) >= C_G(x) (Kaufmann & Koolen 2021's
+  deviation inequality for a set S of arms, |S| T(x / |S|))."""
+  x = jnp.concatenate([jnp.linspace(0.0, 5.0, 101), jnp.geomspace(5.0, 1e4, 100)])
+  assert float(jnp.min(2 * th.t_kk(x / 2) - th.t_kk(x))) > 0
+  assert float(jnp.min(2 * th.c_gaussian(x / 2) - th.c_gaussian(x))) > 0
+
+
+@pytest.mark.slow
+def test_the_top_m_stop_is_delta_correct_with_more_pieces_than_k_minus_1():
+  """The top 3 of 6 Gaussian arms (m (K - m) = 9 pairs > K - 1 = 5) at delta = 0.2
+  with kk over its 9 pieces: P(error) <= delta, one-sided at 99% in two looks
+  (`helpers.assert_delta_correct`, 200 then 800 trials). (paper: the same union
+  bound, checked by the fast test above; its search for eps at every step makes
+  a run of this size cost minutes.)"""
+  import jbai
+  from helpers import assert_delta_correct
+  means, delta = [1.0, 0.9, 0.75, 0.55, 0.5, 0.3], 0.2
+  with jax.enable_x64(False):
+    assert_delta_correct(lambda n: jbai.simulate(
+        jax.random.key(21), "gaussian", means, jbai.rules.get("ebtc-top-m", m=3), delta, n,
+        threshold="kk", problem=jbai.problems.top_m(3), max_steps=1_000_000), delta, n=800)

@@ -10,6 +10,7 @@ correct (with eps_good > 0, correct means eps-good: `jbai.stops.eps_good`).
 import jax
 import jax.numpy as jnp
 
+from jbai.problems.base import is_correct
 from jbai.stops.eps_good import is_eps_good
 
 PER_DELTA = ("tau", "answer", "correct", "hit_cap", "reward_score", "causal_score",
@@ -24,13 +25,19 @@ def finish(xp, raw: dict, table, n_trials: int, eps_good: float = 0.0, problem=N
   with eps_good > 0 (a number, or a runtime value: EB-TC_eps's eps under
   `jbai.rollout`'s params) an answer is correct when it is eps-good. With a
   `problem` whose answer is a set (`jbai.stops.Stop.problem`) the answers are
-  [.., D, K] masks (no arm at the cap) and correct when they are the instance's."""
+  [.., D, K] masks (no arm at the cap) and correct when they are the instance's (or,
+  for a problem with a tolerance, right by its `correct`)."""
   hit_cap = raw["tau"] == 0
   tau = xp.where(hit_cap, raw["steps"][:, None], raw["tau"])
   if problem is not None:
-    truth = xp.repeat(xp.asarray(jax.vmap(problem.answer)(jnp.asarray(table))), n_trials, axis=0)
     answer = raw["answer"] & ~hit_cap[..., None]
-    correct = xp.all(answer == truth[:, None, :], axis=-1) & ~hit_cap
+    if problem.correct is None:
+      truth = xp.repeat(xp.asarray(jax.vmap(problem.answer)(jnp.asarray(table))), n_trials, axis=0)
+      correct = xp.all(answer == truth[:, None, :], axis=-1) & ~hit_cap
+    else:  # a tolerance (`jbai.problems.Problem.correct`): each trial's answers at its means
+      means = jnp.repeat(jnp.asarray(table), n_trials, axis=0)
+      right = jax.vmap(lambda mu, a: is_correct(problem, mu, a))(means, jnp.asarray(answer))
+      correct = xp.asarray(right) & ~hit_cap
     return dict(raw, hit_cap=hit_cap, tau=tau, answer=answer, correct=correct)
   out = dict(raw, hit_cap=hit_cap, tau=tau, answer=xp.where(hit_cap, -1, raw["answer"]))
   if not (isinstance(eps_good, (int, float)) and eps_good == 0):

@@ -3,7 +3,8 @@
   jbai.problems.best_arm()     the arm with the largest mean
   jbai.problems.eps_good(eps)  an arm whose mean is within eps of the largest
   jbai.problems.top_m(m)       the m arms with the largest means
-  jbai.problems.above(level)   the arms whose mean is above a level (thresholding)
+  jbai.problems.above(level)   the arms whose mean is at or above a level (thresholding;
+                               above(level, eps): to a tolerance eps, Locatelli et al.'s loss)
 
 Each is a `Problem` (`jbai.problems.base`): its answer, the pieces of the
 alternatives with their transport costs, the oracle and its identifiability
@@ -84,25 +85,31 @@ def _solve(problem: Problem, family: Family, means) -> Oracle:
   return Oracle(w=w, t_star=t_star, answer=batched(problem.answer, means))
 
 
-def asked(top=None, above=None, names=("top", "above")) -> Optional[Problem]:
+def asked(top=None, above=None, names=("top", "above"), eps=None) -> Optional[Problem]:
   """The question of the options top = m (`top_m(m)`) or above = level
-  (`above(level)`), each None when not given: None, the best arm, for neither.
+  (`above(level, eps)`; eps the tolerance around the level, None: 0), each None
+  when not given: None, the best arm, for neither.
 
   Raises:
     ValueError: for both (named as `names` gives them: "--top" on the command
-      line), or a bad m or level.
+      line), eps without above, or a bad m, level or eps.
   """
   if top is not None and above is not None:
     raise ValueError(f"{names[0]} and {names[1]} ask two different questions: give one of "
                      "them")
+  if eps is not None and above is None:
+    raise ValueError(f"eps = {eps!r} is a tolerance around the level of {names[1]}: give "
+                     f"{names[1]} with it")
   if top is None and above is None:
     return None
-  return PROBLEMS["top-m"](top) if top is not None else PROBLEMS["above"](above)
+  if top is not None:
+    return PROBLEMS["top-m"](top)
+  return PROBLEMS["above"](above) if eps is None else PROBLEMS["above"](above, eps)
 
 
 def get(name: str, **params) -> Problem:
   """A problem by name: "best-arm", "eps-good" (eps=...), "top-m" (m=...) or "above"
-  (level=...)."""
+  (level=..., eps=...)."""
   if name not in PROBLEMS:
     raise ValueError(f"unknown problem {name!r}; use one of {sorted(PROBLEMS)}")
   return PROBLEMS[name](**params)

@@ -23,6 +23,16 @@ functions, built by a factory that closes over its parameters (`jbai.problems.to
       truth, in units of the means: 0 for the right answer (a run to a budget
       reports its mean beside P(error); None for the best arm, whose answer is an
       arm and whose simple regret is mu* - mu_J)
+  pieces(K) -> int   how many pieces a stopping threshold's union bound covers:
+      the alternatives to a wrong answer lie in one of that many pieces fixed by
+      the truth (the best arm's K - 1 pairs (a*, j); top-m's m (K - m) pairs of an
+      arm of S* and one outside; thresholding's K arms). None: K - 1
+      (`piece_count`). The proven thresholds (`jbai.thresholds`) take their
+      union bound over it (docs/guide/stops.md)
+  correct(means [K], answer [K] bool) -> [] bool   whether a set answer is right
+      at the true means; None: it is the problem's answer (`is_correct`).
+      Thresholding with a tolerance eps counts an arm within eps of the level
+      right either way
 
 Two fields say how a trial reads it. `answer_of` names the estimate of
 `jbai.state.ArmStats` the GLLR stop takes the empirical answer from: "mle" (the
@@ -37,10 +47,12 @@ The same `costs` gives the GLLR (weights = counts, means = MLEs: `statistic`,
 (T*(nu)^{-1} = max_w min_k c_k(w): `jbai.oracle.pieces`).
 """
 
+import math
 from typing import Callable, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jbai import ties
 
@@ -58,9 +70,13 @@ class Problem(NamedTuple):
   regret: Optional[Callable] = None
   answer_of: str = "mle"
   arm: bool = False
+  pieces: Optional[Callable] = None
+  correct: Optional[Callable] = None
+  quiet: tuple = ()  # (key, value) pairs of `params` that repr leaves out (a default)
 
   def __repr__(self):
-    return f"{self.name}({', '.join(f'{k}={v}' for k, v in self.params)})"
+    shown = [(k, v) for k, v in self.params if (k, v) not in self.quiet]
+    return f"{self.name}({', '.join(f'{k}={v}' for k, v in shown)})"
 
   def __hash__(self):
     return hash((self.name, self.params))
@@ -103,14 +119,49 @@ def glr(problem: Problem, family, counts, mle):
   return answer, value
 
 
+def piece_count(problem: Optional[Problem], num_arms: int) -> int:
+  """The number of pieces a threshold's union bound covers for `problem` at K =
+  num_arms arms (`Problem.pieces`): K - 1 for the best arm (problem None) and for
+  a problem that does not say."""
+  if problem is None or problem.pieces is None:
+    return num_arms - 1
+  return int(problem.pieces(num_arms))
+
+
+def is_correct(problem: Problem, means, answers):
+  """[...] bool: whether each answer set `answers` [..., K] is right at the true
+  means [K] (`Problem.correct`; by default, equal to the problem's answer)."""
+  answers = jnp.asarray(answers, bool)
+  if problem.correct is None:
+    return jnp.all(answers == problem.answer(means), axis=-1)
+  flat = answers.reshape((-1, answers.shape[-1]))
+  return jax.vmap(problem.correct, (None, 0))(means, flat).reshape(answers.shape[:-1])
+
+
 def scored(problem: Problem, means, answers):
   """(correct [...] bool, regret [...]) of answer sets `answers` [..., K] at one
-  instance `means` [K]: whether each is the problem's answer, and its
+  instance `means` [K]: whether each is right (`is_correct`), and its
   `Problem.regret`."""
   answers = jnp.asarray(answers, bool)
   flat = answers.reshape((-1, answers.shape[-1]))
   regret = jax.vmap(problem.regret, (None, 0))(means, flat).reshape(answers.shape[:-1])
-  return jnp.all(answers == problem.answer(means), axis=-1), regret
+  return is_correct(problem, means, answers), regret
+
+
+def real(name: str, value) -> float:
+  """A question's numeric parameter as a float: ints, floats and numpy scalars
+  pass; a string, a bool or anything else is refused (as `top_m` refuses m =
+  "2"), NaN and infinities too.
+
+  Raises:
+    ValueError: one line naming `name` and the value.
+  """
+  if isinstance(value, (str, bytes, bool, np.bool_)) or not isinstance(value, (int, float,
+                                                                                  np.number)):
+    raise ValueError(f"{name} must be a number, got {value!r}")
+  if not math.isfinite(float(value)):
+    raise ValueError(f"{name} must be a finite number, got {value!r}")
+  return float(value)
 
 
 def checked(problem) -> Problem:

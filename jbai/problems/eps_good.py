@@ -16,7 +16,7 @@ pieces are the best arm's pair costs (`jbai.problems.best_arm`), bit for bit.
 
 from jbai import ties
 from jbai.oracle import eps as eps_oracle  # a module: it may be loading, as it imports the stops
-from jbai.problems.base import Problem
+from jbai.problems.base import Problem, real
 from jbai.problems.best_arm import best_arm
 from jbai.stops.eps_good import check_slack, eps_costs
 
@@ -31,7 +31,7 @@ def eps_good(eps: float) -> Problem:
       checked with the family).
 
   Raises:
-    ValueError: for eps < 0 or not a finite number.
+    ValueError: for eps < 0 or not a finite number (a string too).
 
   Example:
     >>> import jbai
@@ -39,7 +39,7 @@ def eps_good(eps: float) -> Problem:
     >>> round(float(sol.t_star), 2), int(sol.answer.argmax())
     (95.24, 0)
   """
-  eps = check_slack(eps)
+  eps = check_slack(real("eps", eps))
   best = best_arm()  # the same answer and arms: the leader and another arm
 
   def costs(family, w, means, at=None):  # [K]: arm j's piece at j, +inf at the answer

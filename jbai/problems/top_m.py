@@ -175,4 +175,5 @@ def top_m(m: int) -> Problem:
   def regret(means, chosen):  # the subset's simple regret: the m best means' sum minus S's
     return jnp.sum(jnp.where(answer(means), means, 0)) - jnp.sum(jnp.where(chosen, means, 0))
 
-  return Problem(NAME, answer, costs, arms, solve, check, (("m", m),), regret)
+  return Problem(NAME, answer, costs, arms, solve, check, (("m", m),), regret,
+                 pieces=lambda num_arms: m * (num_arms - m))  # the pairs of S* x S*^c

@@ -12,8 +12,14 @@ extension of the top-two rules) with a fixed beta. Forced exploration as EB-TC's
 the least-sampled arm while some arm has T_t(i) <= ceil(sqrt(t/K)). At m = 1 the
 pair is EB-TC's (the empirical best and its transport-cost challenger). beta is a
 runtime value with its policy score (`jbai.rules.top_two`), so `jbai.estimate`
-differentiates in it. The paper's text was not checked here; the rule is what
-the paragraph above says.
+differentiates in it.
+
+Not optimal for m > 1. You et al. 2023 show that a top-two rule with a fixed
+beta cannot be asymptotically optimal for top-m identification when m > 1, and
+their fix is information-directed selection (IDS), which chooses between leader
+and challenger from the current counts and estimates at each step. This rule
+keeps a fixed beta: E[tau] / (T* log(1/delta)) need not tend to 1 for m > 1. The
+paper's text was not checked here; the rule is what the paragraphs above say.
 """
 
 from jbai.builders import cached

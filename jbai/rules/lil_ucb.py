@@ -12,18 +12,25 @@ confidence delta as delta' = (sqrt(1 + delta) - 1)^2 / (4 c_eps), with
 
   c_eps = ((2 + eps) / eps) (1 / log(1 + eps))^(1 + eps)
 
-(`log_inv_delta_prime`; the paper's Theorem 2 solved for delta', as written
-from best-arm, not checked against the paper's text). Ties in the index go to
-the lowest index.
+(`log_inv_delta_prime`: Theorem 2's guarantee, 1 - 4 sqrt(c_eps delta') -
+4 c_eps delta' >= 1 - delta, solved for delta'; c_eps is the constant of the
+finite-time LIL bound, Lemma 3: P(exists t: the sum of t centred rewards exceeds
+(1 + sqrt(eps)) sqrt(2 s^2 (1 + eps) t log(log((1 + eps) t) / delta'))) <=
+((2 + eps) / eps) (delta' / log(1 + eps))^(1 + eps) <= c_eps delta'; Lemma 3
+and Theorem 2 as recalled, the paper's text is not stored here). Ties in
+the index go to the lowest index. The initial pull of every arm counts in tau.
 
-Sources checked: the index, the defaults (eps = 0.01, beta = 1, lambda = 9) and
-the formula for delta' agree with best-arm (algorithms/lil_ucb.py, mode
-"theory") but for one factor: best-arm raises the whole product to the power
-1 + eps, c_eps = ((2 + eps) / eps * 1 / log(1 + eps))^(1 + eps), where jbai
-raises only 1 / log(1 + eps). At eps = 0.01 best-arm's c_eps is about 5%
-larger, so its log(1/delta') is about 0.05 larger than jbai's. Which of the two
-the paper writes was not checked: its stored texts here give only the first
-page (the abstract; e.g. https://paperswithcode.com/paper/lil-ucb-an-optimal-exploration-algorithm-for).
+Against best-arm 0.1.1 (algorithms/lil_ucb.py, mode "theory", with its
+`LilUCBStoppingCondition`): the index, its constants (eps = 0.01, beta = 1,
+s^2 = 1/4 for Bernoulli), the initial pulls, the tie-break, the stopping
+condition (lambda = 9) and the count of tau agree line by line but for one
+factor: best-arm raises the whole product to the power 1 + eps,
+c_eps = ((2 + eps) / eps * 1 / log(1 + eps))^(1 + eps), where jbai (and Lemma
+3) raises only 1 / log(1 + eps). Best-arm's c_eps is larger by
+((2 + eps) / eps)^eps (about 5% at eps = 0.01), its log(1/delta') by about
+0.053, so it samples slightly longer. tests/test_lil_ucb_peer.py runs
+best-arm's loop on jbai's reward streams: with Lemma 3's c_eps it stops at
+jbai's tau, trial for trial.
 """
 
 import math

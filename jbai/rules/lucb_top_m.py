@@ -16,8 +16,11 @@ steps of the engine (`jbai.rules.lucb.lucb_round`). Its own stop is the papers'
 (`--stop gllr`, `threshold="gk16"`) it stops with the top-m GLLR
 (`jbai.stops.answer_gllr`), as Reda, Kaufmann & Delahaye-Duriez 2021 pair LUCB's
 sampling with the GLR stop. At m = 1 the round is LUCB1's or KL-LUCB's
-(`jbai.rules.lucb`), but for ties of the leader (here the lowest index, there
-uniform), and so is the stop.
+(`jbai.rules.lucb`) but for ties of the leader (here the lowest index, there
+uniform), and so is the stop: the trials are the same, bit for bit, only where
+no two arms tie for the largest projected sample mean while the leader is
+chosen (continuous rewards; integer rewards tie often, and there the two may
+part).
 
 The defaults are KL-LUCB's (index "kl", rate "kl-lucb"), which serve every
 family; index "subgaussian" with rate "lucb1" is LUCB1's Hoeffding version for

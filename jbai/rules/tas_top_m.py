@@ -21,9 +21,15 @@ integer rewards give often, k / n = k' / n': no w* exists) the rule keeps its
 last point and tracks its allocation; the uniform allocation there would keep the counts equal and the tie likely, and
 stall the trial. The solver reads the tie off the means (its output there
 would turn on the last bit, and float32 and float64 trials then changed with
-the pool's width: docs/design/float32.md). The first point is uniform. With the top-m GLLR stop
-(`jbai.stops.answer_gllr`), E[tau] / (T*(nu) log(1/delta)) tends to 1 as delta
-goes to 0.
+the pool's width: docs/design/float32.md). The first point is uniform.
+
+Optimality up to the solver's gap. The tracked point is not w*(nu_hat_t) but a
+point of the barrier's path whose T(w) is within a relative gap of T*(nu_hat_t),
+at least WARM_GAP = 1e-3 (`jbai.oracle.pieces`). With the top-m GLLR stop
+(`jbai.stops.answer_gllr`), E[tau] / (T*(nu) log(1/delta)) therefore tends, as
+delta goes to 0, to at most about 1 + 1e-3 (the ratio T(w) / T* of the points
+it tracks), not to 1 exactly; Track-and-Stop's argument (Garivier & Kaufmann
+2016) gives 1 for exact tracking of w*.
 """
 
 from typing import NamedTuple

@@ -10,6 +10,12 @@ Kaufmann 2016, Section 3; Degenne & Koolen 2019 for any union of pieces), and
 answers the empirical answer, a [K] bool mask of its arms. The threshold sees
 the arms of the cheapest piece as the leader and the challenger (one arm twice
 for a thresholding piece).
+
+A proven threshold (`Threshold.union`) takes its union bound over the problem's
+pieces (`jbai.problems.Problem.pieces`: m (K - m) for the top m, K for
+thresholding), so that the stop is delta-correct for the question it answers;
+a heuristic one (gk16) or one of the user's gets init(delta, K) as for the best
+arm (docs/guide/stops.md).
 """
 
 from typing import Optional
@@ -18,7 +24,7 @@ import jax.numpy as jnp
 
 from jbai import thresholds as thresholds_lib
 from jbai.builders import cached
-from jbai.problems.base import Problem, checked, statistic
+from jbai.problems.base import Problem, checked, piece_count, statistic
 from jbai.stops.base import Stop, own_stop, question_refusal
 from jbai.stops.eps_good import eps_gllr, with_eps
 
@@ -33,6 +39,18 @@ def _test_fn(problem: Problem, threshold):
     beta = threshold.value(params, family, arm_stats, a, b)
     return answer, b, jnp.broadcast_to(value, beta.shape), beta
   return test
+
+
+@cached
+def _init_fn(problem: Problem, threshold):
+  """The threshold's init with the union bound over the problem's pieces
+  (`Threshold.union`), or the threshold's own init."""
+  if not getattr(threshold, "union", False):
+    return threshold.init
+
+  def init(delta, num_arms):
+    return threshold.init(delta, num_arms, pieces=piece_count(problem, num_arms))
+  return init
 
 
 def answer_gllr(problem: Problem, threshold="gk16") -> Stop:
@@ -54,7 +72,7 @@ def answer_gllr(problem: Problem, threshold="gk16") -> Stop:
     return eps_gllr(dict(problem.params)["eps"], threshold)
   if isinstance(threshold, str):
     threshold = thresholds_lib.get(threshold)
-  return Stop(NAME, threshold.init, _test_fn(problem, threshold),
+  return Stop(NAME, _init_fn(problem, threshold), _test_fn(problem, threshold),
               (("problem", problem), ("threshold", threshold)),
               problem=None if problem.arm else problem)
 

@@ -10,6 +10,16 @@ NamedTuple of two pure functions:
 alone (a calibration function, say) is not repeated every step. The engine stops a
 trial for level delta_d at the first t with Lambda_t(top, ch) > value[d].
 
+The union bound. A proven threshold bounds the deviation of the GLLR on one
+piece of the alternatives at level delta / P and takes a union bound over the P
+pieces that the truth fixes: P = K - 1 for the best arm (its pairs (a*, j)),
+m (K - m) for the top m, K for thresholding (`jbai.problems.Problem.pieces`).
+Such a threshold says so with `union = True`, and its init then takes the count:
+init(delta, num_arms, pieces=P), P = K - 1 when not given (the best arm's, so
+that the best arm's thresholds are unchanged); the GLLR stop of a question
+(`jbai.stops.answer_gllr`) passes its problem's count. Which threshold is proven
+for which question is in docs/guide/stops.md.
+
 Whether a threshold is proven for a family is decided by `refusal` and checked at
 the Python boundary by `check`, which raises ValueError when it is not.
 """
@@ -34,6 +44,7 @@ class Threshold(NamedTuple):
   init: Callable[[jax.Array, int], Any]
   value: Callable[..., jax.Array]
   params: tuple = ()
+  union: bool = False  # init takes pieces=P, the pieces of its union bound (module docstring)
 
   def __repr__(self):
     return f"{self.name}({', '.join(f'{k}={v}' for k, v in self.params)})"
@@ -61,6 +72,11 @@ class LogDelta(NamedTuple):
   """
 
   log_inv: jax.Array  # [D] float, log(1/delta) > 0
+
+
+def pieces_of(num_arms: int, pieces=None) -> int:
+  """The number of pieces of a union bound: `pieces`, or K - 1 (the best arm's)."""
+  return num_arms - 1 if pieces is None else pieces
 
 
 def float_delta(delta: ArrayLike) -> jax.Array:

@@ -2,13 +2,15 @@
 
 For a one-parameter exponential family the threshold is
 
-  beta(t, delta) = 2 T_KK(ln((K - 1) / delta) / 2) + 3 sum_{a in {top, ch}} ln(1 + ln N_a)
+  beta(t, delta) = 2 T_KK(ln(P / delta) / 2) + 3 sum_{a in {top, ch}} ln(1 + ln N_a)
 
 with T_KK the calibration function of Kaufmann & Koolen (2021) (`t_kk`, built on
-the inverse `h_inverse` of h(u) = u - ln u), and for Gaussian arms of known
-variance the sharper
+the inverse `h_inverse` of h(u) = u - ln u) and P the pieces of the union bound
+(K - 1 for the best arm; m (K - m) for the top m and K for thresholding, handed
+over by the question's stop: `jbai.thresholds.base`), and for Gaussian arms of
+known variance the sharper
 
-  beta(t, delta) = 2 C_G(ln((K - 1) / delta) / 2) + 4 ln(4 + ln(t / 2))
+  beta(t, delta) = 2 C_G(ln(P / delta) / 2) + 4 ln(4 + ln(t / 2))
 
 with the Gaussian calibration C_G of Jourdan et al. (2022) (`c_gaussian`).
 
@@ -26,7 +28,7 @@ from jax.scipy.special import zeta
 from jax.typing import ArrayLike
 
 from jbai.builders import cached
-from jbai.thresholds.base import Threshold, log_ratio
+from jbai.thresholds.base import Threshold, log_ratio, pieces_of
 from jbai.transport import golden_section
 
 _NEWTON_ITERS = 32
@@ -139,8 +141,8 @@ def c_gaussian(x: ArrayLike, return_lambda: bool = False):
   return (value, lam) if return_lambda else value
 
 
-def _init(delta, num_arms):
-  x = 0.5 * log_ratio(num_arms - 1, delta)  # delta: [D] levels or a LogDelta
+def _init(delta, num_arms, pieces=None):
+  x = 0.5 * log_ratio(pieces_of(num_arms, pieces), delta)  # delta: [D] levels or a LogDelta
   return {"kk": 2 * t_kk(x), "gaussian": 2 * c_gaussian(x)}
 
 
@@ -159,18 +161,22 @@ def kk() -> Threshold:
 
   For a one-parameter exponential family (Bernoulli, Poisson, exponential, ...):
 
-    beta(t, delta) = 2 T_KK(ln((K - 1) / delta) / 2)
+    beta(t, delta) = 2 T_KK(ln(P / delta) / 2)
                      + 3 sum_{a in {top, ch}} ln(1 + ln N_a),
 
   with T_KK = `t_kk` and N_a = max(T_t(a), 1) the counts of the leader and the
   challenger (Kaufmann & Koolen 2021: their deviation inequality for a sum over
   a subset S of arms, P(exists t: sum_{a in S} N_a d(mu_hat_a, mu_a)
   - 3 sum_{a in S} ln(1 + ln N_a) > |S| T(x / |S|)) <= e^{-x}, with |S| = 2,
-  x = ln((K - 1) / delta), and a union bound over the K - 1 alternatives). For the Gaussian family
+  x = ln(P / delta), and a union bound over the P pieces: the K - 1 pairs of the
+  best arm, by default; `init` takes pieces=P, as the stop of a question gives
+  it). A thresholding piece is one arm, handed over as top = ch: the pair bound
+  then exceeds the one-arm bound T(x) + 3 ln(1 + ln N_a), since 2 T(x / 2) >=
+  T(x) (and 2 C_G(x / 2) >= C_G(x) for the Gaussian form). For the Gaussian family
   (`family.name == "gaussian"`, known variance) it uses instead the sharper
   Gaussian calibration of Jourdan et al. (2022):
 
-    beta(t, delta) = 2 C_G(ln((K - 1) / delta) / 2) + 4 ln(4 + ln(t / 2)),
+    beta(t, delta) = 2 C_G(ln(P / delta) / 2) + 4 ln(4 + ln(t / 2)),
 
   with C_G = `c_gaussian` and t >= 1. The choice is made on the family's name
   when the value is traced. `check` rejects families whose `exponential` flag
@@ -182,4 +188,4 @@ def kk() -> Threshold:
   Example: K = 5, delta = 1e-8, t = 1000, Gaussian: C_G(9.9035) = 11.855 (at
   lam = 0.968) and beta = 33.005.
   """
-  return Threshold("kk", _init, _value)
+  return Threshold("kk", _init, _value, union=True)

@@ -2,15 +2,18 @@
 
 Theorem 1 stops when Lambda_t(top, ch) > beta_t(delta) with
 
-  beta_t(delta) = W_t(eps) + t eps_t + 2 ln(|Theta| / sqrt(2 pi)) + ln(t (K - 1) / (2 delta)),
+  beta_t(delta) = W_t(eps) + t eps_t + 2 ln(|Theta| / sqrt(2 pi)) + ln(t P / (2 delta)),
 
   W_t(eps) = max_i ln I_i(mu_t(i)) - 2 min_i W_t(eps, i),
   W_t(eps, i) = E[ln(1 - 2 Q(eps sqrt(V_t(i))))]   (an expectation over the
                 rewards of arm i under mu_t(i); intractable),
   eps_t = max_i max{d(mu_t(i) || mu_t(i) - eps), d(mu_t(i) || mu_t(i) + eps)},
 
-with mu_t the MLE, I_i the Fisher information, V_t(i) the observed information
-and Q the standard normal tail. The computable form used here:
+with P the pieces of the union bound (K - 1, the best arm's pairs, by default;
+`init` takes pieces=P from the stop of another question: m (K - m) pairs for the
+top m, K arms for thresholding, a one-arm deviation being at most a pair's, and
+the bound's other terms reading every arm alike), mu_t the MLE, I_i the Fisher
+information, V_t(i) the observed information and Q the standard normal tail. The computable form used here:
 
 * Assumption 7 gives V_t(i) >= T_t(i) sigma^2 (sigma^2 = `family.curvature`) and
   ln(1 - 2 Q(y)) increases in y, so W_t(eps, i) is replaced by its lower bound
@@ -38,7 +41,7 @@ from jax.scipy.special import erf, erfc
 
 from jbai.builders import cached
 from jbai.families.base import Family
-from jbai.thresholds.base import Threshold, check, log_ratio
+from jbai.thresholds.base import Threshold, check, log_ratio, pieces_of
 from jbai.transport import golden_section
 
 EPS_GRID = 25      # coarse log-spaced grid of eps, then golden section
@@ -118,9 +121,9 @@ def free_terms(family: Family, arm_stats, dtype) -> jax.Array:
   return log_fisher + 2 * math.log(width / math.sqrt(2 * math.pi)) + jnp.log(t / 2)
 
 
-def _init(delta, num_arms):
-  # delta: [D] levels or a LogDelta (jbai.thresholds.base)
-  return {"log_k1_delta": log_ratio(num_arms - 1, delta)}
+def _init(delta, num_arms, pieces=None):
+  # delta: [D] levels or a LogDelta (jbai.thresholds.base); P pieces, K - 1 by default
+  return {"log_k1_delta": log_ratio(pieces_of(num_arms, pieces), delta)}
 
 
 def _check_eps(eps) -> Optional[float]:
@@ -179,5 +182,5 @@ def _build(eps: Optional[float]) -> Threshold:
     free = free_terms(family, arm_stats, dtype)
     return eps_terms(family, arm_stats, e) + free + params["log_k1_delta"]
 
-  threshold = Threshold("paper", _init, value, (("eps", eps),))
+  threshold = Threshold("paper", _init, value, (("eps", eps),), union=True)
   return threshold
