@@ -9,11 +9,73 @@ import argparse
 import math
 import re
 import sys
+from typing import NamedTuple
 
 from jbai.stops import STOPS
 
 DEFAULT_RUN = {"family": "gaussian", "means": "1.2,1,1,1,1", "rule": "itcb",
                "delta": "1e-8", "trials": 1000, "threshold": "gk16"}
+
+
+class Question(NamedTuple):
+  """What `jbai run` and `jbai grad` run for a question when --rule (--means) is
+  not given: the rule of a run that stops (fixed confidence), the rule of a run
+  to --budget, the means, and why these rules."""
+
+  confidence: str
+  budget: str
+  means: str
+  why: str
+
+
+# The default rule of each question (`default_rule`), shown in --help.
+QUESTIONS = {
+    "best arm": Question(
+        "itcb", "sequential-halving", DEFAULT_RUN["means"],
+        "ITCB is beta-free and asymptotically optimal with the GLLR stop; Sequential "
+        "Halving is the reference rule at a fixed budget (Karnin, Koren & Somekh 2013)"),
+    "eps-good": Question(
+        "ebtc-eps", "ebtc-eps", DEFAULT_RUN["means"],
+        "EB-TC_eps is built for eps-good answers: asymptotically 1/2-optimal with its "
+        "eps-GLLR stop, and anytime, with guarantees at every budget (Jourdan, "
+        "Degenne & Kaufmann 2023)"),
+    "top-m": Question(
+        "ebtc-top-m", "ebtc-top-m", "1.2,1.1,1,0.9,0.8",
+        "EB-TC for top-m is a top-two rule: delta-correct with the top-m GLLR stop, "
+        "cheap per step and anytime (You et al. 2023); the default means are distinct, "
+        "so that every top m is unique"),
+    "above": Question(
+        "tas-above", "apt", DEFAULT_RUN["means"],
+        "Track-and-Stop for thresholding tracks the closed-form optimal allocation: "
+        "asymptotically optimal with the thresholding GLLR stop; APT is the rule built "
+        "for a fixed budget (Locatelli, Gutzeit & Carpentier 2016)"),
+}
+
+
+def question_of(args) -> str:
+  """The question of a command line: --top, --above, --eps-good, else the best arm."""
+  if getattr(args, "top", None) is not None:
+    return "top-m"
+  if getattr(args, "above", None) is not None:
+    return "above"
+  return "eps-good" if getattr(args, "eps_good", None) is not None else "best arm"
+
+
+def fill_defaults(args) -> None:
+  """Sets --rule and --means where they were not given, from the question's entry
+  of `QUESTIONS` (its rule at a fixed confidence, or at --budget)."""
+  question = QUESTIONS[question_of(args)]
+  if getattr(args, "rule", "") is None:
+    at_budget = getattr(args, "budget", None) is not None
+    args.rule = [question.budget if at_budget else question.confidence]
+  if getattr(args, "means", "") is None:
+    args.means = number_list(question.means)
+
+
+def defaults_help() -> str:
+  """The default rules of `QUESTIONS`, for --help."""
+  return "; ".join(f"{name}: {q.confidence} (at a budget: {q.budget})"
+                   for name, q in QUESTIONS.items())
 
 
 class UsageError(ValueError):
@@ -154,8 +216,9 @@ def name_list(text: str) -> list:
 def add_family_args(p):
   """--family, --means and the family's parameters."""
   p.add_argument("--family", default=DEFAULT_RUN["family"], help="reward family")
-  p.add_argument("--means", type=number_list, default=DEFAULT_RUN["means"],
-                 help="comma-separated arm means, e.g. -1,0,1")
+  p.add_argument("--means", type=number_list, default=None,
+                 help="comma-separated arm means, e.g. -1,0,1 (default "
+                 f"{DEFAULT_RUN['means']}; with --top: {QUESTIONS['top-m'].means})")
   p.add_argument("--sigma", type=number, default=None, help="Gaussian standard deviation")
   p.add_argument("--shape", type=number, default=None, help="Weibull shape k")
   p.add_argument("--lo", type=number, default=None, help="lower end of Theta")
@@ -164,9 +227,9 @@ def add_family_args(p):
 
 def add_rule_args(p):
   """--rule, --threshold and the rules' runtime parameters, each a list."""
-  p.add_argument("--rule", type=name_list, default=DEFAULT_RUN["rule"],
+  p.add_argument("--rule", type=name_list, default=None,
                  help="sampling rule(s), comma-separated: compared side by side "
-                 "(see `jbai rules`)")
+                 "(see `jbai rules`); default, by question: " + defaults_help())
   p.add_argument("--threshold", type=name_list, default=None,
                  help="stopping threshold(s) of the GLLR stop: gk16 (default), kk, paper")
   p.add_argument("--stop", choices=STOPS,

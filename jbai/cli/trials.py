@@ -19,7 +19,7 @@ from jbai.host import io
 from jbai.host.io import DamagedLine, JsonLines
 
 PARTIAL_SUFFIX = ".partial.jsonl"
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command that Ctrl-C ended
+from jbai.cli.interrupts import EXIT_INTERRUPTED  # noqa: F401 (jbai.cli.run, budget)
 
 
 def output_paths(out: str) -> dict:
