@@ -257,12 +257,17 @@ def add_rule_args(p):
 
 
 def count_list(text: str) -> list:
-  """'1000,1e4' -> [1000, 10000]: whole numbers, each at least 1."""
+  """'1000,1e4' -> [1000, 10000]: whole numbers, each at least 1 and given once
+  (a repeat is refused, as a study's budgets are: it would be one run)."""
   out = []
-  for entry in _entries(text):
+  entries = _entries(text)
+  for entry in entries:
     value = count(entry)
+    where = "" if len(entries) == 1 else f" in {text!r}"
     if value < 1:
-      raise argparse.ArgumentTypeError(f"{entry!r} in {text!r} must be >= 1")
+      raise argparse.ArgumentTypeError(f"{entry!r}{where} must be >= 1")
+    if value in out:
+      raise argparse.ArgumentTypeError(f"{value} appears twice{where}; give each once")
     out.append(value)
   return out
 

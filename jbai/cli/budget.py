@@ -100,9 +100,13 @@ def plan_budget(args) -> tuple:
 
 def run_spec(args, family, means, run: BudgetRun, problem=None) -> dict:
   """What identifies a budget run's trials (its name in the TrialLog); the
-  question only when one is asked, so that best-arm runs keep their names."""
+  question only when one is asked, so that best-arm runs keep their names, and
+  "answers": "sets" where its answers are sets of arms (top-m, thresholding)."""
   import jax.numpy as jnp
+  from jbai import stops
   asked = {} if problem is None else {"question": repr(problem)}
+  if stops.question(problem)[0] is not None:  # answers are sets of arms: [K] masks
+    asked["answers"] = "sets"
   return {"family": repr(family), "means": list(means), "rule": repr(run.rule),
           "budget": run.budget, "checkpoints": run.times, "trials": args.trials,
           "seed": args.seed, "dtype": str(jnp.zeros(()).dtype), **asked}
@@ -112,6 +116,9 @@ def cmd_budget(args) -> int:
   """`jbai run --budget`: returns 0, or EXIT_INTERRUPTED after Ctrl-C."""
   import jax
   from jbai.host.budget import budget
+  if getattr(args, "repair", False) and not args.out:
+    raise ValueError("--repair mends the finished-trial file of --out; give --out "
+                     "(nothing to repair without it)")
   paths = checked_outputs(args)
   family, means, runs, problem = plan_budget(args)
   specs = {}

@@ -203,14 +203,15 @@ def stops_for(args, family, rule, thr_objs) -> list:
 
 
 def check_rule_params(args) -> None:
-  """Refuses --beta, --eps, --forced or --projection when no rule of --rule takes it (it would be ignored
-  silently), naming the rules that do."""
-  from jbai.rules import RULES
+  """Refuses --beta, --eps, --forced, --projection or --a when no rule of --rule
+  takes it (it would be ignored silently), naming the rules that do; a rule takes
+  an option when its factory (`jbai.rules.ALL`) has the parameter of that name."""
+  from jbai.rules import ALL  # every rule's factory, those of --top and --above too
   for option in ("beta", "eps", "forced", "projection", "a"):
     if getattr(args, option, None) is None:
       continue
-    takes = [r for r in RULES if option in inspect.signature(RULES[r]).parameters]
-    if not any(name in takes for name in args.rule if name in RULES):
+    takes = [r for r in ALL if option in inspect.signature(ALL[r]).parameters]
+    if not any(name in takes for name in args.rule):
       raise ValueError(f"--{option} is taken by none of --rule {','.join(args.rule)}; "
                        f"the rules with {option}: {','.join(takes)}")
 
