@@ -383,3 +383,69 @@ def test_help_says_what_beta_does_for_rules_without_it(capsys):
   code = cli.main(["run", "--help"])
   out = " ".join(capsys.readouterr().out.split())
   assert code == 0 and "rules that take no beta ignore it" in out
+
+
+# ---------------------------------------------------------------- Ctrl-C at any moment
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# A Ctrl-C that lands in a garbage-collection callback (JAX frees buffers from
+# one) is dropped by Python ("Exception ignored in ..."): the handler raises it
+# again once the callback is over, with no report.
+DROPPED = """
+import gc, os, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
+from jbai.cli.interrupts import quiet_after_first_interrupt
+def slow_callback(phase, info):
+  if phase == "start" and not hit:
+    hit.append(True)
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.2)  # the KeyboardInterrupt is raised here, and dropped
+hit = []
+with quiet_after_first_interrupt():
+  gc.callbacks.append(slow_callback)
+  try:
+    gc.collect()
+    gc.callbacks.remove(slow_callback)
+    time.sleep(2)
+    print("lost", flush=True)
+  except KeyboardInterrupt:
+    print("raised again", flush=True)
+"""
+
+
+def test_a_ctrl_c_dropped_by_a_gc_callback_is_raised_again():
+  proc = subprocess.run([sys.executable, "-c", DROPPED], capture_output=True, text=True,
+                        timeout=120, env=dict(os.environ, PYTHONPATH=_ROOT))
+  assert proc.stdout == "raised again\n" and proc.stderr == "", proc.stderr
+
+
+# The `jbai` script, with SIGINT as in a terminal, saying when its imports are done.
+READY = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+         "import jbai.cli; print('ready', file=sys.stderr, flush=True); "
+         "sys.argv[0] = 'jbai'; sys.exit(jbai.cli.main())")
+
+
+@pytest.mark.slow  # four subprocesses that compile: about 40 s on 2 cores
+@pytest.mark.parametrize("argv, delay", [
+    (["run", "--trials", "3000", "--rule", "tcb"], 0.0),   # before the handler is in
+    (["run", "--trials", "3000", "--rule", "tcb"], 1.0),   # tracing, compiling
+    (["run", "--trials", "3000", "--rule", "tcb"], 4.0),   # running chunks
+    (["grad", "--budget", "1000", "--trials", "1000", "--rule", "uniform"], 3.0),
+])
+def test_ctrl_c_at_any_moment_is_130_and_one_line(argv, delay):
+  """SIGINT `delay` seconds after the imports: exit 130, no traceback, no
+  "Exception ignored", one line on stderr (or the note of the finished trials on
+  stdout), whatever the command was doing."""
+  import signal
+  import time
+  env = dict(os.environ, PYTHONPATH=_ROOT)
+  proc = subprocess.Popen([sys.executable, "-c", READY, *argv], env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+  assert proc.stderr.readline() == "ready\n"
+  time.sleep(delay)
+  proc.send_signal(signal.SIGINT)
+  out, err = proc.communicate(timeout=300)
+  assert proc.returncode == 130, (out, err)
+  assert "Traceback" not in err and "Exception ignored" not in err, err
+  assert err.count("\n") + ("interrupted" in out) == 1, (out, err)
