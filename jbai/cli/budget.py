@@ -165,7 +165,7 @@ def cmd_budget(args) -> int:
     render.print_budget(rows, family, means, args)
   if interrupted:
     later = list(dict.fromkeys(run.label for run in runs[len(results) + 1:]))
-    render.print_interrupted(bool(rows), later, log, args)
+    render.print_interrupted(bool(rows), later, log, args, render.INTERRUPTED_BUDGET_NOTE)
     return EXIT_INTERRUPTED
   return 0
 
