@@ -25,9 +25,16 @@ runs their trials again. The
 summary and the arrays have distinct names (OUT and OUT's stem + .npz; for an
 OUT ending in .npz, the summary goes to OUT's stem + .json).
 
-  args.py    reading the command line: the parser, number and name lists
+Without --rule, each question (the best arm, --eps-good, --top, --above) runs its
+own rule, at a fixed confidence or at --budget: one table, `args.QUESTIONS`, which
+--help shows with the reasons. Ctrl-C at any moment ends a command with exit 130
+and one line, what finished saved (`interrupts`).
+
+  args.py    reading the command line: the parser, number and name lists, the
+             default rule of each question
   plan.py    the family, the deltas and the runs; refusals with suggestions
   trials.py  the finished trials of `jbai run --out`, to resume
+  interrupts.py  Ctrl-C: exit 130 and one line, whenever it comes
   run.py     `jbai run`
   grad.py    `jbai grad`
   oracle.py  `jbai oracle`
@@ -38,11 +45,11 @@ import argparse
 import os
 import sys
 
-from jbai.cli.args import (DEFAULT_RUN, QUESTIONS, Parser, UsageError, add_budget_args, add_device_args,
-                           add_family_args, add_output_args, add_question_args,
-                           add_rule_args, add_run_args, count,
-                           delta_list, fill_defaults, join_negative_values, name_list, number,
-                           number_list, path_name, positive_count)
+from jbai.cli.args import (DEFAULT_RUN, QUESTIONS, Parser, UsageError, add_budget_args,
+                           add_device_args, add_family_args, add_output_args,
+                           add_question_args, add_rule_args, add_run_args, count,
+                           delta_list, fill_defaults, join_negative_values, name_list,
+                           number, number_list, path_name, positive_count)
 from jbai.cli.grad import add_grad_args, cmd_grad, grad_records
 from jbai.cli.oracle import cmd_oracle
 from jbai.cli.plan import (Plan, Run, check_combinations, family_from_args, plan_command,
@@ -93,14 +100,22 @@ def cmd_plot(args) -> int:
   return plot(args)
 
 
-def defaults_epilog() -> str:
-  """The default rule of each question and why (`jbai.cli.args.QUESTIONS`)."""
+def defaults_epilog(questions=tuple(QUESTIONS)) -> str:
+  """The default rule of each of `questions` and why (`jbai.cli.args.QUESTIONS`)."""
   import textwrap
   lines = ["without --rule, each question runs its own rule:"]
-  for name, q in QUESTIONS.items():
-    text = (f"{name}: {q.confidence}, at a budget {q.budget}. {q.why}.")
+  for name in questions:
+    q = QUESTIONS[name]
+    text = f"{name}: {q.confidence}, at a budget {q.budget}. {q.why}."
     lines += textwrap.wrap(text, 78, initial_indent="  ", subsequent_indent="    ")
   return "\n".join(lines)
+
+
+def question_rules() -> tuple:
+  """The help's note on the rules of --top and --above (their defaults)."""
+  top, above = QUESTIONS["top-m"], QUESTIONS["above"]
+  return (f"default rule {top.confidence}; others: `jbai rules`",
+          f"default rule {above.confidence}, {above.budget} at a budget; others: `jbai rules`")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -128,24 +143,20 @@ def build_parser() -> argparse.ArgumentParser:
                  "stop with the GLLR; see docs/guide/stops.md); with --budget, the "
                  "recommendation at the budget is an error when not eps-good")
   add_question_args(p, "{}: stop with its GLLR against --threshold, answers are sets "
-                    "({})", ("default rule ebtc-top-m; others: `jbai rules`",
-                                              "default rule tas-above, apt at a budget; "
-                                              "others: `jbai rules`"))
+                    "({})", question_rules())
   p.set_defaults(func=cmd_run)
 
   p = sub.add_parser("grad", help="E[tau] and P(error) with their gradients in the means "
                      "(likelihood ratio), next to the gradient of T*(nu) log(1/delta); with "
                      "--budget, P(error) and the simple regret at a fixed budget",
-                     epilog=defaults_epilog(),
+                     epilog=defaults_epilog(("best arm", "top-m", "above")),
                      formatter_class=argparse.RawDescriptionHelpFormatter)
   for add in (add_family_args, add_rule_args, add_run_args, add_grad_args, add_device_args):
     add(p)
   add_budget_args(p, checkpoints=False)
   add_question_args(p, "{}: E[tau] to its GLLR stop against --threshold, P(error) of a "
                     "wrong answer set, next to the gradient of its T*(nu) log(1/delta); with "
-                    "--budget, of its empirical answer ({})",
-                    ("default rule ebtc-top-m; others: `jbai rules`",
-                     "default rule tas-above, apt at a budget; others: `jbai rules`"))
+                    "--budget, of its empirical answer ({})", question_rules())
   add_output_args(p, "also write the JSON here")
   p.set_defaults(func=cmd_grad)
 
