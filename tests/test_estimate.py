@@ -376,3 +376,34 @@ def test_a_step_outside_the_domain_is_refused_before_anything_runs(monkeypatch, 
   with pytest.raises(ValueError, match=re.escape(fragment)):
     jbai.finite_difference(jax.random.key(0), family, [0.9, 0.3, 0.2] if wrt == 1 else
                            [1.0, 0.5, 0.0], "t3c", 0.1, 20, wrt, h, extrapolate=True)
+
+
+def test_estimate_takes_instances_as_rollout_does_each_row_with_its_own_gradient():
+  """[I, K] means: a leading [I] axis on every field, and jax.grad of the sum puts
+  each row's likelihood-ratio gradient in its row (the surrogate row by row)."""
+  table = jnp.array([[1.0, 0.5, 0.0], [1.0, 0.8, 0.0]])
+
+  def total(m):
+    est = jbai.estimate(jax.random.key(0), "gaussian", m, "tcb", 0.1, 32)
+    return est.mean_tau.sum(), est
+
+  grad, both = jax.grad(total, has_aux=True)(table)
+  assert both.mean_tau.shape == (2,) and both.grad_mean_tau["means"].shape == (2, 3)
+  assert both.trials.tau.shape == (2, 32)
+  np.testing.assert_allclose(both.mean_tau, both.trials.tau.mean(axis=1), rtol=1e-6)
+  np.testing.assert_allclose(grad, both.grad_mean_tau["means"], rtol=1e-5)
+  assert not np.allclose(grad[0], grad[1])  # each row its own instance's
+  with pytest.raises(ValueError, match=r"means must have shape \[K\] or \[I, K\]"):
+    jbai.estimate(jax.random.key(0), "gaussian", jnp.ones((2, 2, 3)), "tcb", 0.1, 32)
+
+
+def test_finite_difference_to_a_budget_needs_no_delta():
+  """delta is left out of a run to a budget (the arguments after it by name); wrt
+  and h are still required, each named in one line."""
+  means = jnp.array([0.5, 0.4, 0.3])
+  diff = jbai.finite_difference(jax.random.key(0), "bernoulli", means, "uniform", n_trials=16,
+                                wrt=0, h=0.05, budget=30)
+  assert diff.regret is not None and np.isfinite(diff.error_rate)
+  with pytest.raises(TypeError, match="finite_difference needs h"):
+    jbai.finite_difference(jax.random.key(0), "bernoulli", means, "uniform", n_trials=16,
+                           wrt=0, budget=30)

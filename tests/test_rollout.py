@@ -110,3 +110,27 @@ def test_rollout_rejects_bad_input():
   with pytest.raises(ValueError, match="no runtime parameter 'beta'"):
     jbai.rollout(jax.random.key(0), "gaussian", [1.0, 0.0], "tcb", 0.1, 4,
                  params={"beta": 0.5})
+
+
+def test_a_traced_budget_reuses_the_program_and_gives_the_trials_of_a_concrete_one():
+  """jbai.budget's T is a runtime value; so is rollout's, under the caller's jit:
+  one trace serves every T, and its trials are those of a concrete T."""
+  traces = []
+
+  def correct(horizon):
+    traces.append(horizon)
+    return jbai.rollout(jax.random.key(3), "bernoulli", [0.5, 0.4, 0.3], "successive-rejects",
+                        None, 32, budget=horizon, scores=False).answer
+
+  run = jax.jit(correct)
+  for horizon in (40, 90):
+    np.testing.assert_array_equal(run(horizon), jbai.rollout(
+        jax.random.key(3), "bernoulli", [0.5, 0.4, 0.3], "successive-rejects", None, 32,
+        budget=horizon, scores=False).answer)
+  assert len(traces) == 1  # one program for both budgets
+  with pytest.raises(TypeError, match=r"checkpoints=\[10\] need the budget's value"):
+    jax.jit(lambda t: jbai.rollout(jax.random.key(0), "bernoulli", [0.5, 0.4, 0.3], "uniform",
+                                   None, 4, budget=t, checkpoints=[10]))(30)
+  with pytest.raises(TypeError, match="a traced budget must be an integer scalar"):
+    jax.jit(lambda t: jbai.rollout(jax.random.key(0), "bernoulli", [0.5, 0.4, 0.3], "uniform",
+                                   None, 4, budget=t))(30.0)

@@ -509,3 +509,18 @@ def test_the_ratio_study_is_the_reproduce_item(tmp_path):
                        ("ci95_hi", "tau_ci_high"), ("error_rate", "error_rate"),
                        ("hit_cap", "at_cap"), ("trials", "trials"), ("ratio", "ratio")]:
     np.testing.assert_allclose(table[ours], cells[theirs], rtol=1e-8, err_msg=ours)
+
+
+def test_the_params_column_writes_small_and_large_values_alike():
+  assert tables.params_text({"a": 4.07e-05}) == "a=0.0000407"
+  assert tables.params_text({"a": 0.000163, "c": 0.5}) == "a=0.000163;c=0.5"
+  assert tables.params_text({"beta": 0.5, "eps": 1e-300}) == "beta=0.5;eps=1e-300"
+  assert tables.params_text({}) == ""
+
+
+@pytest.mark.parametrize("rule", ["ucb-e", "adaptive-ucb-e"])
+def test_a_study_without_a_budget_refuses_a_rule_that_never_stops(tmp_path, capsys, rule):
+  text = ('[[instances]]\nname = "mu"\nfamily = "bernoulli"\nmeans = [0.5, 0.4, 0.3]\n'
+          f'[[rules]]\nname = "{rule}"\n')
+  err = refused_study_error(tmp_path, capsys, text)
+  assert f"rules[0].name = '{rule}': samples with a fixed budget and never stops" in err

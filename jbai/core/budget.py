@@ -3,12 +3,14 @@ that run to one (`jbai.budget`, and `jbai.rollout`'s and `jbai.estimate`'s
 `budget`).
 """
 
+import jax.numpy as jnp
 import numpy as np
 
 from jbai import stops
 from jbai.core import inputs
 from jbai.problems.base import checked
 from jbai.rules.base import recommendation
+from jbai.state import count_dtype
 
 DEFAULT_CHECKPOINTS = 20  # log-spaced checkpoints up to the budget, by default
 
@@ -55,7 +57,16 @@ def check_rule(family, rule, num_arms: int, problem=None) -> None:
 
 def check_budget(rule, budget, num_arms: int) -> int:
   """The budget T, a whole number at least K and at least the rule's own minimum
-  (`jbai.rules.Rule.budget`), within the counts (`inputs.max_steps_limit`)."""
+  (`jbai.rules.Rule.budget`), within the counts (`inputs.max_steps_limit`).
+
+  Raises:
+    TypeError: for a traced T (a host-side run, `jbai.budget`, needs it
+      concrete; `jbai.rollout` and `jbai.estimate` take it traced).
+  """
+  if not inputs.concrete(budget):
+    raise TypeError(f"budget must be a concrete whole number here, got a traced value "
+                    f"({inputs.shown(budget)}); jbai.budget runs on the host: inside jax.jit "
+                    "or vmap use jbai.rollout or jbai.estimate, which take a traced budget")
   own = rule.budget(num_arms) if rule.budget is not None else 0
   value = inputs.check_count("budget", budget, 1, inputs.max_steps_limit())
   if value < max(num_arms, own):
@@ -63,6 +74,23 @@ def check_budget(rule, budget, num_arms: int) -> int:
            f"{own}, the smallest of rule {rule.name!r} on {num_arms} arms")
     raise ValueError(f"budget must be at least {why}, got {budget!r}")
   return value
+
+
+def traced_budget(budget, checkpoints):
+  """A traced budget T as a count: an integer scalar, with no checkpoints but T
+  (log-spaced or listed times need T's value). It is not checked against K and
+  the rule's minimum (see `jbai.core.inputs` on traced values).
+
+  Raises:
+    TypeError: for a traced T that is not an integer scalar, or with checkpoints.
+  """
+  if jnp.ndim(budget) != 0 or not jnp.issubdtype(jnp.result_type(budget), jnp.integer):
+    raise TypeError(f"a traced budget must be an integer scalar, got "
+                    f"{jnp.result_type(budget)}{list(jnp.shape(budget))}")
+  if checkpoints is not None:
+    raise TypeError(f"checkpoints={inputs.shown(checkpoints)} need the budget's value: with "
+                    "a traced budget give checkpoints=None (T alone), or a concrete budget")
+  return jnp.asarray(budget, count_dtype())
 
 
 def check_run(family, rule, budget, checkpoints, num_arms: int, problem=None) -> tuple:
@@ -103,4 +131,4 @@ def _asked(problem):
 
 
 __all__ = ["DEFAULT_CHECKPOINTS", "check_budget", "check_rule", "check_run", "checkpoint_times",
-           "resolve"]
+           "resolve", "traced_budget"]

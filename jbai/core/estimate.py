@@ -58,7 +58,9 @@ class Estimate(NamedTuple):
   likelihood-ratio derivatives for `jax.grad`; the grad_* fields give the same
   gradients directly, keyed by "means" ([(D), K]) and by each scored runtime
   parameter of the rule ([(D)]). The regret fields are a run to a budget's (None
-  for a run that stops)."""
+  for a run that stops). With [I, K] means every field but `trials` has a
+  leading [I] axis (instance i's estimates and gradients in row i), and `trials`
+  is `rollout`'s [I, n, ...]."""
 
   mean_tau: jax.Array       # [(D)] E[tau] (trials at the cap enter at the cap)
   mean_tau_se: jax.Array    # [(D)] its standard error
@@ -134,20 +136,22 @@ def _first_order_only_jvp(primals, tangents):
   return jnp.zeros(()), _no_derivative(x) * jnp.sum(dx)
 
 
-def _check(family, rule, threshold, means, n_trials, budget=None, problem=None):
+def _check(family, rule, threshold, means, n_trials, budget=None, problem=None,
+           batch: bool = False):
   if budget is None:
     threshold = stops.with_problem(inputs.as_rule(rule), threshold, problem)
     family, rule, threshold = inputs.resolve(family, rule, threshold)
   else:  # rollout resolves the run to a budget, and refuses a threshold
     family, rule = inputs.as_family(family), inputs.as_rule(rule)
   means = jnp.asarray(means, jnp.zeros(()).dtype)
-  if means.ndim != 1:
-    raise ValueError(f"means must have shape [K] (vmap for a batch), got {means.shape}")
+  if means.ndim != 1 and not (batch and means.ndim == 2):
+    shapes = "[K] or [I, K]" if batch else "[K] (vmap for a batch)"
+    raise ValueError(f"means must have shape {shapes}, got {means.shape}")
   inputs.check_trials(n_trials, minimum=2)
   return family, rule, threshold, means
 
 
-def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
+def estimate(key: jax.Array, family, means, rule, delta=None, n_trials: int = None,
              threshold=None, max_steps=None, *, params: Optional[dict] = None,
              lanes: Optional[int] = None, estimator: str = "causal",
              checks: bool = False, budget: Optional[int] = None,
@@ -163,11 +167,13 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
   Args:
     key: PRNG key.
     family: a `Family` or a built-in name.
-    means: [K] arm means.
+    means: [K] arm means, or [I, K] for I instances (`rollout`'s trials of
+      each; every field of the result then has a leading [I] axis, and the
+      gradient in the means of instance i's value is in row i).
     rule: a `Rule` or a registered name.
     delta: a confidence level or a [D] vector (one trajectory per trial serves all); None
-      with `budget`.
-    n_trials: number of trials (static, >= 2).
+      (or left out, with n_trials by name) with `budget`.
+    n_trials: number of trials per instance (static, >= 2; required).
     threshold: a `Threshold` or a name, or a `jbai.stops.Stop`; None: the rule's
       own stop, else the GLLR with gk16.
     max_steps: cap on a trial's length (None: 10^6); trials at the cap count as
@@ -205,7 +211,8 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
     (3,)
   """
   family, rule, threshold, means = _check(family, rule, threshold, means, n_trials, budget,
-                                          problem)
+                                          problem, batch=True)
+  batch = means.ndim == 2
   if estimator not in ESTIMATORS:
     raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}")
   params = dict(params or {})  # checked by rollout (beta in (0, 1), eps > 0 where concrete)
@@ -215,9 +222,13 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
                    params=jax.tree.map(sg, params), lanes=lanes, scores=True, checks=checks,
                    budget=budget, checkpoints=checkpoints, problem=problem)
   scalar = np.ndim(delta) == 0 if budget is None else checkpoints is None
-  regret = None if budget is None else simple_regret(sg(means), trials.answer, problem)
-  moments = monte_carlo(trials, scalar_delta=scalar, dtype=means.dtype, estimator=estimator,
-                        regret=regret)
+
+  def moments_of(trials, means):  # one instance's trials [n, ...]
+    regret = None if budget is None else simple_regret(means, trials.answer, problem)
+    return monte_carlo(trials, scalar_delta=scalar, dtype=means.dtype, estimator=estimator,
+                       regret=regret)
+
+  moments = (jax.vmap(moments_of) if batch else moments_of)(trials, sg(means))
   dtype = means.dtype
   inputs = {"means": means}
   inputs.update({k: jnp.asarray(v, dtype) for k, v in params.items()
@@ -231,8 +242,12 @@ def estimate(key: jax.Array, family, means, rule, delta, n_trials: int,
     out = sg(value)
     for name, x in inputs.items():
       tangent = x - sg(x)
-      g = sg(grads[name])  # [(D), *shape of x]
-      out = out + jnp.sum(g * tangent, axis=tuple(range(g.ndim - tangent.ndim, g.ndim)))
+      g = sg(grads[name])  # [(I), (D), *shape of x]
+      if batch and name == "means":  # [I, (D), K] against [I, K]: row by row
+        tangent = tangent.reshape(tangent.shape[:1] + (1,) * (g.ndim - 2) + tangent.shape[1:])
+        out = out + jnp.sum(g * tangent, axis=-1)
+      else:
+        out = out + jnp.sum(g * tangent, axis=tuple(range(g.ndim - tangent.ndim, g.ndim)))
       out = out + _first_order_only(x)
     for x in undifferentiable:
       out = out + _no_derivative(x)
@@ -454,8 +469,8 @@ def _check_points(family, rule, point, wrt, h, extrapolate: bool) -> None:
           f"smaller h") from None
 
 
-def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
-                      wrt, h: float, threshold=None, max_steps=None, *,
+def finite_difference(key: jax.Array, family, means, rule, delta=None, n_trials: int = None,
+                      wrt=None, h: float = None, threshold=None, max_steps=None, *,
                       params: Optional[dict] = None,
                       lanes: Optional[int] = None, extrapolate: bool = False,
                       checks: bool = False, budget: Optional[int] = None,
@@ -484,11 +499,12 @@ def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
     family: a `Family` or a built-in name.
     means: [K] arm means.
     rule: a `Rule` or a registered name.
-    delta: a confidence level or a [D] vector; None with `budget`.
-    n_trials: number of trials (static, >= 2).
+    delta: a confidence level or a [D] vector; None (or left out, with the
+      arguments after it by name) with `budget`.
+    n_trials: number of trials (static, >= 2; required).
     wrt: an arm index (differentiate in that arm's mean) or the name of a
-      runtime parameter of the rule ("eps", "beta").
-    h: the half-step.
+      runtime parameter of the rule ("eps", "beta"); required.
+    h: the half-step; required.
     threshold: a `Threshold` or a name, or a `jbai.stops.Stop`; None: the rule's
       own stop, else the GLLR with gk16.
     max_steps: cap on a trial's length (None: 10^6).
@@ -506,6 +522,10 @@ def finite_difference(key: jax.Array, family, means, rule, delta, n_trials: int,
   Returns:
     A `Difference`.
   """
+  missing = [name for name, value in (("wrt", wrt), ("h", h)) if value is None]
+  if missing:
+    raise TypeError(f"finite_difference needs {missing[0]} (an arm index or a parameter "
+                    "name, and the half-step h)")
   family, rule, threshold, means = _check(family, rule, threshold, means, n_trials, budget,
                                           problem)
   inputs.check_positive("h", h)  # h = 0 would divide by 0: NaN

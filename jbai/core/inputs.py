@@ -55,7 +55,8 @@ SEED_LIMIT = 2**63  # jax.random.key takes a seed in [-2^63, 2^63)
 
 # The domains of the rules' runtime parameters (the rule factories check the same).
 RUNTIME_DOMAINS = {"beta": (0.0, 1.0, "in (0, 1)"), "eps": (0.0, math.inf, "> 0 and finite"),
-                   "eps_good": (0.0, math.inf, "> 0 and finite")}
+                   "eps_good": (0.0, math.inf, "> 0 and finite"),
+                   **{name: (0.0, math.inf, "> 0 and finite") for name in ("a", "c", "h1")}}
 
 
 def as_rule(rule) -> Rule:
@@ -148,7 +149,7 @@ def resolve(family, rule, threshold) -> tuple:
   threshold does not apply to the family."""
   family = as_family(family)
   rule = as_rule(rule)
-  if rule.budget is not None:
+  if rule.budget is not None:  # Rule.budget: a rule that runs only to a budget
     raise ValueError(f"rule {rule.name!r} samples with a fixed budget and never stops by "
                      "itself: run it to a budget with jbai.budget (jbai run --budget T)")
   if threshold is None:  # the rule's own stop (jbai.stops), else the GLLR with gk16

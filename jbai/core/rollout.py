@@ -4,8 +4,8 @@ The lane pool of `jbai.core.pool` runs in a `lax.while_loop` until every trial
 has ended or reached the cap, its written slots scattered into per-trial
 outputs. It runs under the caller's `jax.jit`, `jax.vmap` and `jax.grad` (with
 `jbai.estimate`): the family, rule, threshold, n_trials, lanes and the shapes are
-static; the means, delta, max_steps and the rule's runtime parameters are
-runtime values.
+static; the means, delta, max_steps, a run's budget T and the rule's runtime
+parameters are runtime values.
 """
 
 import functools
@@ -43,7 +43,8 @@ class Rollout(NamedTuple):
   steps: Any          # int [...], length of the trial (the largest tau)
   final_stats: Any = None   # float [..., K, S], sufficient statistics at the end (scores only)
   reward_score: Any = None  # float [..., (D), K], sum_{t < tau} d/dmu_i log pi(X_t | mu_{A_t})
-  policy_score: Any = None  # {name: float [..., (D)]}, the rule's score at tau (Rule.score)
+  policy_score: Any = None  # {name: float [..., (D), *P]}, the rule's score at tau
+  #   (Rule.score), P the parameter's shape ([] for beta; [K] for a static design's logits)
   causal_score: Any = None  # float [..., (D), K], sum_{t < tau} S_t (S_t: score after t steps)
   score_cv: Any = None      # float [..., (D), C, K], the control variates (lane.py, N_CONTROLS)
   causal_policy_score: Any = None  # {name: float [..., (D)]}, sum_{t < tau} of the rule's score
@@ -104,7 +105,7 @@ def _program(family, rule, threshold, num_arms, n_deltas, total, n_lanes, scores
   return jax.jit(run)
 
 
-def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
+def rollout(key: jax.Array, family, means, rule, delta=None, n_trials: int = None,
             threshold=None, max_steps=None, *, params: Optional[dict] = None,
             lanes: Optional[int] = None, scores: bool = True,
             unroll: Optional[int] = None, eps_good: Optional[float] = None,
@@ -127,8 +128,8 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
     means: [K] or [I, K] arm means (validated when concrete).
     rule: a `Rule` or a registered name.
     delta: confidence level, or a [D] vector of levels (one trajectory serves all); None
-      with `budget`.
-    n_trials: trials per instance (static).
+      (or left out, with n_trials by name) with `budget`.
+    n_trials: trials per instance (static; required).
     threshold: a `Threshold` or a name, or a `jbai.stops.Stop`; None: the rule's
       own stop, else the GLLR with gk16 (a rule whose sampling depends on delta
       takes one level: see `jbai.stops.base`).
@@ -160,8 +161,11 @@ def rollout(key: jax.Array, family, means, rule, delta, n_trials: int,
       arm the rule recommends (`jbai.budget`'s run, as a pure function): then the
       (D) axis holds the checkpoints, tau is t_c, answer the recommendation after
       t_c rewards and correct whether it is the best arm; the scores are at t_c.
-      A whole number at least K and the rule's own minimum (static); the rule
-      samples without delta.
+      A whole number at least K and the rule's own minimum; the rule samples
+      without delta. T is a runtime value of the compiled program, as in
+      `jbai.budget`: it may be traced (an integer scalar under the caller's
+      `jax.jit` or `jax.vmap`, so that a new T reuses the program), with
+      checkpoints None; a traced T is not checked (see `jbai.core.inputs`).
     checkpoints: with `budget`, a list of times in [1, T] (the (D) axis, T last)
       or a count of log-spaced ones (`jbai.core.budget.checkpoint_times`); None:
       T alone, and no (D) axis.
@@ -260,7 +264,14 @@ def _delta_levels(rule, threshold, rule_state, delta, max_steps, scores, num_arm
 
 def _checkpoint_levels(family, rule, stop, rule_state, budget, checkpoints, num_arms):
   """The same for a run to a budget: max_steps = T, and a level per checkpoint
-  (T alone, and no level axis, without checkpoints); the rule's state holds T."""
+  (T alone, and no level axis, without checkpoints); the rule's state holds T.
+  A traced T (the caller's jit or vmap) runs as a runtime value with no
+  checkpoints but T (`budget_lib.traced_budget`)."""
+  if not inputs.concrete(budget):
+    budget_lib.check_rule(family, rule, num_arms, stop.problem)
+    horizon = budget_lib.traced_budget(budget, checkpoints)
+    return (horizon, 1, stop.init(horizon.reshape(1), num_arms),
+            stops.with_budget(rule_state, horizon), True)
   horizon, times = budget_lib.check_run(
       family, rule, budget, [budget] if checkpoints is None else checkpoints, num_arms,
       stop.problem)

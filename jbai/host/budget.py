@@ -137,12 +137,39 @@ def budget(key: jax.Array, family, means, rule, budget: int, n_trials: int,
   inputs.check_count("chunk", chunk, 1)
   inputs.check_total("jbai.budget", n_inst * n_trials,
                      inputs.trial_bytes(num_arms, len(times), False))
+  check_done(done, n_inst * n_trials)
   state = stops.with_budget(rule.init(num_arms), horizon)
   out, stats = run_pool(key, family, rule, stop, table, n_trials, horizon,
                         stop.init(times, num_arms), state, len(times), lanes, chunk, devices,
                         None, done, False, progress, on_chunk)
   stats["budget"] = horizon
   return _result(table, means_np.ndim == 2, n_trials, times, out, stats, stop.problem)
+
+
+def check_done(done, n_all: int) -> None:
+  """`done` None, or the records that `on_chunk` hands out: a dict with the
+  trials' "index" (whole numbers in [0, I n)) and records of as many trials.
+
+  Raises:
+    TypeError: for anything else than a dict with "index".
+    ValueError: for an index out of range or records of other lengths.
+  """
+  if done is None:
+    return
+  if not isinstance(done, dict) or "index" not in done:
+    raise TypeError(f"done must be None or the records of finished trials that on_chunk "
+                    f"hands out (a dict with 'index'), got {inputs.shown(done)}")
+  index = np.asarray(done["index"])
+  if index.ndim != 1 or (index.size and not np.issubdtype(index.dtype, np.integer)):
+    raise TypeError(f"done['index'] must be a 1-d list of trial indices, got "
+                    f"{inputs.shown(done['index'])}")
+  if index.size and not (0 <= index.min() and index.max() < n_all):
+    raise ValueError(f"done['index'] must be trial indices in [0, {n_all}), got "
+                     f"{int(index.min())} .. {int(index.max())}")
+  for name, value in done.items():
+    if len(np.asarray(value)) != index.size:
+      raise ValueError(f"done[{name!r}] holds {len(np.asarray(value))} trials, "
+                       f"done['index'] {index.size}")
 
 
 def _result(table: np.ndarray, batch: bool, n_trials: int, times: np.ndarray, out: dict,

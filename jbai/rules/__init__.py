@@ -8,6 +8,7 @@ Example:
 
 import inspect
 
+from jbai.rules.adaptive_ucb_e import adaptive_ucb_e
 from jbai.rules.always_top import always_top
 from jbai.rules.apt import apt
 from jbai.rules.anytime_halving import anytime_halving
@@ -81,6 +82,7 @@ RULES = {
     "successive-rejects": successive_rejects,
     "sequential-halving": sequential_halving,
     "ucb-e": ucb_e,
+    "adaptive-ucb-e": adaptive_ucb_e,
     "ugape-b": ugape_b,
     "anytime-halving": anytime_halving,
 }
@@ -133,4 +135,5 @@ __all__ = ["ALL", "OTHER_QUESTIONS", "RULES", "Rule", "always_top", "apt", "best
            "itcb", "t3c", "t3c_tuned", "tas_above", "tas_c", "tas_top_m", "fws_top_m", "tas_d", "tcb", "tstci", "ttts", "uniform",
            "lucb1", "kl_lucb", "lucb_top_m", "ugape", "lil_ucb", "kl_racing", "chernoff_racing", "exp_gap",
            "ebtc_eps", "ebtc_eps_ids", "ebtc_top_m", "lucb1_eps", "tas_c_eps", "tas_d_eps",
-           "successive_rejects", "sequential_halving", "ucb_e", "ugape_b", "anytime_halving"]
+           "successive_rejects", "sequential_halving", "ucb_e", "adaptive_ucb_e", "ugape_b",
+           "anytime_halving"]

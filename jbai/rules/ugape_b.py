@@ -11,10 +11,17 @@ U_j: pull whichever of J(t) and u_t has the larger beta (the fewer pulls; ties t
 J(t)), after one pull of each arm. The rule recommends the arm J(s) of the time
 s <= t at which B_{J(s)}(s) was smallest (the paper's output Omega(n) at t = n).
 
-a is the rule's parameter, runtime (the paper's theory takes a (n - K) =
-(n - K) / (4 H_eps), H_eps its complexity, for rewards in [0, 1]); the budget n
-comes from the run (`jbai.stops.budget`). Ties for J(t) and u_t go to the lowest
-index.
+a is the rule's parameter, runtime. The width's a (n - K) is the paper's
+exploration parameter, which its theory takes as (n - K) / (4 H_eps), H_eps its
+complexity, for rewards in [0, 1]: the budget's part, n - K, is already in the
+width (n comes from the run, `jbai.stops.budget`), so that a is tied to the budget
+by construction and its theory value a = 1 / (4 H_eps) depends on the gaps alone,
+which the rule cannot know (a user who knows H_eps gives a = 1 / (4 H_eps)). Ties
+for J(t) and u_t go to the lowest index. The widths are Hoeffding's for bounded
+rewards: the rule runs on Bernoulli and Gaussian arms (the sub-Gaussian families,
+`jbai.stops.bounds.subgaussian_variance`) and refuses the others, as the
+fixed-confidence UGapE does. It never stops by itself: it runs only to a budget
+(`Rule.budget`).
 
 Sources: the width, B, J, u and the choice between J and u as the implementation
 in xuedong/BestArm.jl states them (src/fixed_budget/ugape_b.jl, `compute_beta`
@@ -32,6 +39,7 @@ from jbai import ties
 from jbai.rules.base import Rule, empirical_best, hyper, least_sampled
 from jbai.rules.successive_rejects import min_budget
 from jbai.state import count_dtype
+from jbai.stops import bounds as bounds_lib
 
 
 class UgapebState(NamedTuple):
@@ -66,7 +74,8 @@ def _best(arm_stats, state: UgapebState) -> UgapebState:
 
 
 def _select(key, family, arm_stats, state):
-  del key, family
+  del key
+  bounds_lib.checked_variance(family, "ugape-b")  # bounded or sub-Gaussian rewards
   state = _best(arm_stats, state)
   j, _, u, beta = gap_index(arm_stats, state)
   arm = jnp.where(beta[u] > beta[j], u, j)
@@ -84,7 +93,8 @@ def ugape_b(a: float = 1.0) -> Rule:
   """UGapE-b (Gabillon et al. 2012): the less explored of the gap leader and its contender; fixed budget.
 
   Args:
-    a: the exploration parameter a > 0: widths sqrt(a (n - K) / T_k).
+    a: the exploration parameter a > 0: widths sqrt(a (n - K) / T_k) (the
+      paper's theory: a = 1 / (4 H_eps), H_eps its complexity).
 
   Returns:
     The rule (a fixed-budget rule: `jbai.budget` sets its budget).

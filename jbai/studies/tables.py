@@ -93,8 +93,19 @@ def columns(resolved: dict) -> tuple:
 
 
 def params_text(params: dict) -> str:
-  """'beta=0.3' (';' between several, sorted by name), '' for none."""
-  return ";".join(f"{k}={v}" for k, v in sorted(params.items()))
+  """'beta=0.3' (';' between several, sorted by name), '' for none. A value is
+  written as Python writes it (`param_value`), save that a float below 1e-4 keeps
+  the positional notation of the larger ones (a=0.0000407 beside a=0.000163, not
+  a=4.07e-05), so that one column reads alike."""
+  return ";".join(f"{k}={param_value(v)}" for k, v in sorted(params.items()))
+
+
+def param_value(value) -> str:
+  """A parameter's text: str(value); a float in [1e-12, 1e-4) in magnitude in
+  positional notation with its shortest round-trip digits."""
+  if isinstance(value, float) and 1e-12 <= abs(value) < 1e-4:
+    return np.format_float_positional(value, trim="-")
+  return str(value)
 
 
 def t_stars(instances: list, eps_good: Optional[float] = None, asked=None) -> list:
