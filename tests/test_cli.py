@@ -278,8 +278,11 @@ def test_help_names_the_default_rules_and_every_question(capsys):
 @pytest.mark.parametrize("argv, shown", [
     (["--top", "2", "--rule", "ebtc-top-m", "--beta", "0.3"], "beta=0.3"),
     (["--above", "0.5", "--rule", "apt", "--eps", "0.05"], "eps=0.05"),
+    (["--rule", "ttts", "--param", "max_redraws=10"], "max_redraws=10"),
+    (["--rule", "tas-d", "--param", "solver=exact"], "solver=exact"),
+    (["--rule", "tcb,ttts", "--param", "max_redraws=7"], "tcb(eps=1.0)"),  # tcb ignores it
 ])
-def test_beta_and_eps_reach_the_rules_of_other_questions(argv, shown):
+def test_every_rule_parameter_reaches_its_rule(argv, shown):
   args = cli.build_parser().parse_args(["run"] + argv)
   from jbai.cli.args import fill_defaults
   fill_defaults(args)
@@ -293,8 +296,13 @@ def test_beta_and_eps_reach_the_rules_of_other_questions(argv, shown):
     (["--budget", "100", "--repair"], "--repair mends the finished-trial file of --out"),
     (["--repair"], "--repair mends the finished-trial file of --out"),
     (["--above", "0.5", "--rule", "apt", "--beta", "0.3"], "--beta is taken by none of"),
+    (["--rule", "tcb", "--param", "h1=4"], "--param h1 is taken by none of --rule tcb; "
+     "the rules with h1: ucb-e"),
+    (["--rule", "tcb", "--param", "beta=0.3"], "beta has its own option: use --beta"),
+    (["--rule", "tcb", "--param", "h1"], "'h1' is not NAME=VALUE"),
+    (["--rule", "ucb-e", "--param", "h1=4", "--param", "h1=5"], "--param h1 is given twice"),
 ])
-def test_bad_budget_and_repair_input_is_one_line(capsys, argv, message):
+def test_bad_budget_param_and_repair_input_is_one_line(capsys, argv, message):
   assert cli.main(["run", "--trials", "4"] + argv) == 2
   err = capsys.readouterr().err
   assert err.count("\n") == 1 and message in err, err

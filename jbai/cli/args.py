@@ -206,6 +206,56 @@ def path_name(text: str) -> str:
   return text
 
 
+# Rule parameters with an option of their own (a list, or a question's value).
+OWN_OPTIONS = {"beta": "--beta", "eps": "--eps", "a": "--a", "forced": "--forced",
+               "projection": "--projection", "eps_good": "--eps-good", "level": "--above",
+               "m": "--top"}
+
+
+def param_value(text: str):
+  """'3' -> 3, '0.5' -> 0.5, 'true' -> True, 'none' -> None, else the text."""
+  low = text.strip().lower()
+  if low in ("true", "false"):
+    return low == "true"
+  if low == "none":
+    return None
+  try:
+    return int(low)
+  except ValueError:
+    pass
+  try:
+    return float(low)
+  except ValueError:
+    return text.strip()
+
+
+def param_list(text: str) -> dict:
+  """'h1=40,c=0.5' -> {'h1': 40, 'c': 0.5}: rule parameters by name, one value each."""
+  out = {}
+  for entry in _entries(text):
+    name, eq, value = entry.partition("=")
+    name = name.strip().replace("-", "_")
+    if not eq or not name.isidentifier() or not value.strip():
+      raise argparse.ArgumentTypeError(f"{entry!r} is not NAME=VALUE")
+    if name in OWN_OPTIONS:
+      raise argparse.ArgumentTypeError(f"{name} has its own option: use {OWN_OPTIONS[name]}")
+    if name in out:
+      raise argparse.ArgumentTypeError(f"{name} appears twice in {text!r}; give it once")
+    out[name] = param_value(value)
+  return out
+
+
+def rule_params(args) -> dict:
+  """The --param options of a command line, merged (a name given twice refused)."""
+  out = {}
+  for params in getattr(args, "param", None) or []:
+    for name, value in params.items():
+      if name in out:
+        raise ValueError(f"--param {name} is given twice; give it once")
+      out[name] = value
+  return out
+
+
 def name_list(text: str) -> list:
   """'tcb,itcb' -> ['tcb', 'itcb'] (repeats dropped)."""
   return list(dict.fromkeys(_entries(text)))
@@ -251,6 +301,11 @@ def add_rule_args(p):
   p.add_argument("--projection", choices=("eps", "none"), default=None,
                  help="tas-c's projection of w: eps (the paper's eps-projection, "
                  "default) or none (Garivier & Kaufmann's code)")
+  p.add_argument("--param", type=param_list, action="append", default=None,
+                 metavar="NAME=VALUE[,...]",
+                 help="any other parameter of a rule's factory (`jbai rules` lists them), "
+                 "one value each, e.g. --rule ucb-e --param h1=40,c=0.5 or --rule tas-d "
+                 "--param solver=exact; a name that no rule of --rule takes is refused")
   p.add_argument("--a", type=number_list, default=None,
                  help="exploration parameter(s) a of ucb-e and ugape-b (one compiled "
                  "program); rules that take no a ignore it")

@@ -76,10 +76,12 @@ def rule_options(args) -> dict:
   """The rules' structural options of the command line (--forced, --projection),
   --eps-good, the slack of the rules built for eps-good answers (ebtc-eps,
   lucb1-eps: `eps_good`), --above, the level of the thresholding rules (apt:
-  `level`), and --top, the m of the top-m rules (ebtc-top-m: `m`); the other rules
-  take none, and ignore them."""
+  `level`), --top, the m of the top-m rules (ebtc-top-m: `m`), and --param, any
+  other parameter by name; a rule ignores those it does not take."""
+  from jbai.cli.args import rule_params
   out = {k: getattr(args, k, None) for k in ("forced", "projection", "eps_good")}
-  return {**out, "level": getattr(args, "above", None), "m": getattr(args, "top", None)}
+  return {**rule_params(args), **out, "level": getattr(args, "above", None),
+          "m": getattr(args, "top", None)}
 
 
 def problem_of(args):
@@ -206,14 +208,16 @@ def check_rule_params(args) -> None:
   """Refuses --beta, --eps, --forced, --projection or --a when no rule of --rule
   takes it (it would be ignored silently), naming the rules that do; a rule takes
   an option when its factory (`jbai.rules.ALL`) has the parameter of that name."""
+  from jbai.cli.args import rule_params
   from jbai.rules import ALL  # every rule's factory, those of --top and --above too
-  for option in ("beta", "eps", "forced", "projection", "a"):
-    if getattr(args, option, None) is None:
-      continue
-    takes = [r for r in ALL if option in inspect.signature(ALL[r]).parameters]
-    if not any(name in takes for name in args.rule):
-      raise ValueError(f"--{option} is taken by none of --rule {','.join(args.rule)}; "
-                       f"the rules with {option}: {','.join(takes)}")
+  given = [(option, f"--{option}") for option in ("beta", "eps", "forced", "projection", "a")
+           if getattr(args, option, None) is not None]
+  given += [(name, f"--param {name}") for name in rule_params(args)]
+  for name, option in given:
+    takes = [r for r in ALL if name in inspect.signature(ALL[r]).parameters]
+    if not any(rule in takes for rule in args.rule):
+      raise ValueError(f"{option} is taken by none of --rule {','.join(args.rule)}; "
+                       f"the rules with {name}: {','.join(takes) or 'none'}")
 
 
 def _refused_rules(family, rule_names, betas, epss, num_arms: int, budget: bool = False,
