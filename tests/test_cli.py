@@ -247,6 +247,7 @@ def _planned(argv):
     (["--top", "2"], "ebtc-top-m", "ebtc-top-m"),
     (["--above", "0.5"], "tas-above", "apt"),
     (["--eps-good", "0.1"], "ebtc-eps", "ebtc-eps"),
+    (["--eps-good", "0"], "itcb", "sequential-halving"),  # eps = 0: the best arm
 ])
 def test_each_question_has_a_default_rule(question, confidence, at_budget):
   """Without --rule a question runs its own rule (cli.args.QUESTIONS), planned and
@@ -295,6 +296,7 @@ def test_every_rule_parameter_reaches_its_rule(argv, shown):
     (["--budget", "0"], "argument --budget: '0' must be >= 1"),
     (["--budget", "100", "--repair"], "--repair mends the finished-trial file of --out"),
     (["--repair"], "--repair mends the finished-trial file of --out"),
+    (["--eps-good", "-0.1"], "--eps-good must be a finite number >= 0, got -0.1"),
     (["--above", "0.5", "--rule", "apt", "--beta", "0.3"], "--beta is taken by none of"),
     (["--rule", "tcb", "--param", "h1=4"], "--param h1 is taken by none of --rule tcb; "
      "the rules with h1: ucb-e"),

@@ -53,12 +53,20 @@ QUESTIONS = {
 
 
 def question_of(args) -> str:
-  """The question of a command line: --top, --above, --eps-good, else the best arm."""
+  """The question of a command line: --top, --above, --eps-good EPS > 0, else the
+  best arm (--eps-good 0 asks for the best arm).
+
+  Raises:
+    ValueError: for --eps-good not a finite number >= 0.
+  """
+  eps = getattr(args, "eps_good", None)
+  if eps is not None and not 0 <= eps < math.inf:
+    raise ValueError(f"--eps-good must be a finite number >= 0, got {eps}")
   if getattr(args, "top", None) is not None:
     return "top-m"
   if getattr(args, "above", None) is not None:
     return "above"
-  return "eps-good" if getattr(args, "eps_good", None) is not None else "best arm"
+  return "eps-good" if eps else "best arm"
 
 
 def fill_defaults(args) -> None:

@@ -62,7 +62,9 @@ def plan_budget(args) -> tuple:
   best arm), and the runs that answer every budget."""
   from jbai import problems
   from jbai.core.budget import check_budget, check_rule, checkpoint_times
+  from jbai.cli.args import fill_defaults
   from jbai.core.inputs import check_table
+  fill_defaults(args)  # the question's rule and means, where not given (idempotent)
   family = family_from_args(args)
   problem = problem_of(args)
   refuse_eps_with_question(args, problem)

@@ -105,12 +105,13 @@ def refuse_eps_with_question(args, problem) -> None:
 def plan_command(args) -> Plan:
   """The family, means, deltas and runs of a `jbai run` or `jbai grad` command
   line, each checked (ValueError with one line otherwise)."""
+  from jbai.cli.args import DEFAULT_RUN, delta_list, fill_defaults
   from jbai.core.inputs import check_table
+  fill_defaults(args)  # the question's rule and means, where not given (idempotent)
   family = family_from_args(args)
   problem = problem_of(args)
   refuse_eps_with_question(args, problem)
   check_table(family, args.means, problem=problem)
-  from jbai.cli.args import DEFAULT_RUN, delta_list
   deltas = checked_deltas(args.delta or delta_list(DEFAULT_RUN["delta"]))
   if getattr(args, "command", None) == "grad" and not all(isinstance(d, float) for d in deltas):
     small = next(d for d in deltas if not isinstance(d, float))
