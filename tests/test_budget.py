@@ -197,7 +197,8 @@ def test_fixed_budget_rules_spend_the_budget_on_their_phases():
 
 
 @pytest.mark.parametrize("argv, fragment", [
-    (["--budget", "3"], "budget must be at least the number of arms, K = 5, got 3"),
+    (["--budget", "3", "--rule", "itcb"],
+     "budget must be at least the number of arms, K = 5, got 3"),
     (["--budget", "10", "--rule", "sequential-halving"], "at least 15, the smallest of rule"),
     (["--budget", "2.5"], "is not a whole number"),
     (["--budget", "1e17"], "budget must be <= "),  # beyond 2^53 (x64) and 2^31

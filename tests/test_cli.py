@@ -226,3 +226,109 @@ def test_rerunning_over_finished_files_says_they_are_replaced(capsys, tmp_path):
   code, _, err = run_cli(capsys, *argv)
   assert code == 0 and f"{out} and {tmp_path / 'r.npz'} exist and will be replaced" in err
   assert json.loads(out.read_text())["trials"] == 6
+
+
+# ---------------------------------------------------------------- a new user's command lines
+
+def _planned(argv):
+  """The parsed and defaulted options of `jbai ARGV`, and its rule names (planned
+  and checked as the command plans them, nothing run)."""
+  from jbai.cli import budget as budget_cli
+  from jbai.cli.args import fill_defaults
+  args = cli.build_parser().parse_args(argv)
+  fill_defaults(args)
+  if args.budget is None:
+    return args, [run.rule.name for run in cli.plan_command(args).runs]
+  return args, [run.rule.name for run in budget_cli.plan_budget(args)[2]]
+
+
+@pytest.mark.parametrize("question, confidence, at_budget", [
+    ([], "itcb", "sequential-halving"),
+    (["--top", "2"], "ebtc-top-m", "ebtc-top-m"),
+    (["--above", "0.5"], "tas-above", "apt"),
+    (["--eps-good", "0.1"], "ebtc-eps", "ebtc-eps"),
+    (["--eps-good", "0"], "itcb", "sequential-halving"),  # eps = 0: the best arm
+])
+def test_each_question_has_a_default_rule(question, confidence, at_budget):
+  """Without --rule a question runs its own rule (cli.args.QUESTIONS), planned and
+  checked like a typed one, at a fixed confidence and at a budget."""
+  args, rules = _planned(["run"] + question)
+  assert rules == [confidence] and args.rule == [confidence]
+  assert _planned(["run", "--budget", "1000"] + question)[1] == [at_budget]
+  if question[:1] == ["--top"]:  # the default means have a unique top m for every m
+    assert len(set(args.means)) == len(args.means)
+  assert _planned(["run", "--rule", "uniform"] + question)[1] == ["uniform"]  # typed wins
+
+
+def test_top_m_with_no_rule_runs(capsys):
+  assert cli.main(["run", "--top", "2", "--trials", "8", "--delta", "0.1", "--json"]) == 0
+  out = json.loads(capsys.readouterr().out)
+  assert out["rule"].startswith("ebtc-top-m(m=2") and out["trials"] == 8
+
+
+def test_help_names_the_default_rules_and_every_question(capsys):
+  assert cli.main(["run", "--help"]) == 0
+  text = capsys.readouterr().out
+  for rule in ("itcb", "sequential-halving", "ebtc-top-m", "tas-above", "apt", "ebtc-eps"):
+    assert rule in text
+  assert cli.main(["--help"]) == 0
+  text = capsys.readouterr().out
+  assert "Fixed-confidence" not in text and "fixed budget" in text
+
+
+@pytest.mark.parametrize("argv, shown", [
+    (["--top", "2", "--rule", "ebtc-top-m", "--beta", "0.3"], "beta=0.3"),
+    (["--above", "0.5", "--rule", "apt", "--eps", "0.05"], "eps=0.05"),
+    (["--rule", "ttts", "--param", "max_redraws=10"], "max_redraws=10"),
+    (["--rule", "tas-d", "--param", "solver=exact"], "solver=exact"),
+    (["--rule", "tcb,ttts", "--param", "max_redraws=7"], "tcb(eps=1.0)"),  # tcb ignores it
+])
+def test_every_rule_parameter_reaches_its_rule(argv, shown):
+  args = cli.build_parser().parse_args(["run"] + argv)
+  from jbai.cli.args import fill_defaults
+  fill_defaults(args)
+  assert shown in repr(cli.plan_command(args).runs[0].rule)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--budget", "100,100"], "argument --budget: 100 appears twice in '100,100'"),
+    (["--budget", "100,1e2"], "100 appears twice"),
+    (["--budget", "0"], "argument --budget: '0' must be >= 1"),
+    (["--budget", "100", "--repair"], "--repair mends the finished-trial file of --out"),
+    (["--repair"], "--repair mends the finished-trial file of --out"),
+    (["--eps-good", "-0.1"], "--eps-good must be a finite number >= 0, got -0.1"),
+    (["--above", "0.5", "--rule", "apt", "--beta", "0.3"], "--beta is taken by none of"),
+    (["--rule", "tcb", "--param", "h1=4"], "--param h1 is taken by none of --rule tcb; "
+     "the rules with h1: ucb-e"),
+    (["--rule", "tcb", "--param", "beta=0.3"], "beta has its own option: use --beta"),
+    (["--rule", "tcb", "--param", "h1"], "'h1' is not NAME=VALUE"),
+    (["--rule", "ucb-e", "--param", "h1=4", "--param", "h1=5"], "--param h1 is given twice"),
+])
+def test_bad_budget_param_and_repair_input_is_one_line(capsys, argv, message):
+  assert cli.main(["run", "--trials", "4"] + argv) == 2
+  err = capsys.readouterr().err
+  assert err.count("\n") == 1 and message in err, err
+
+
+def test_a_run_to_a_budget_shows_rewards_and_the_time_left(capsys):
+  """StepProgress: the bar counts rewards against trials x budget; without a bar,
+  one line once more than StepProgress.LONG seconds are left (rate after the
+  first chunk, so the compile is not counted)."""
+  from jbai.cli.budget import StepProgress
+  drawn = []
+
+  class Bar:
+    label = "uniform"
+
+    def update(self, done, total, unit):
+      drawn.append((done, total, unit))
+
+  step = StepProgress(Bar(), left=10**12, show=False)
+  import time
+  step.first = (time.perf_counter() - 10, 0)  # as if the first chunk came 10 s ago
+  step(0, 1, 10**6)
+  assert drawn == [(10**6, 10**12, "rewards")]
+  err = capsys.readouterr().err
+  assert err.count("\n") == 1 and "1e+05 rewards/s" in err and "left for" in err
+  step(0, 1, 2 * 10**6)  # said once
+  assert capsys.readouterr().err == ""

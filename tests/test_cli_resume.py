@@ -79,3 +79,36 @@ def test_ctrl_c_then_resume_gives_the_uninterrupted_result(tmp_path):
   want, got = json.loads((tmp_path / "ref.json").read_text()), json.loads(out.read_text())
   for key in ("trials", "mean_tau", "tau_ci95", "error_rate", "hit_cap", "ratio"):
     assert [r[key] for r in want] == [r[key] for r in got], key
+
+
+def test_an_interrupted_budget_run_of_a_question_resumes_without_repair(tmp_path, monkeypatch,
+                                                                          capsys):
+  """`jbai run --budget --above` (answers are [C, K] sets): Ctrl-C after the first
+  saved chunk (KeyboardInterrupt from its save), then the same command resumes
+  what it wrote, no --repair, to the rows of an uninterrupted run."""
+  from jbai import cli
+  from jbai.cli import trials
+  argv = ["run", "--means", "1,0.5,0.3,0.2", "--above", "0.4", "--budget", "60",
+          "--trials", "48", "--chunk", "8", "--json"]
+  assert cli.main(argv + ["--out", str(tmp_path / "ref.json")]) == 0
+  saver = trials.TrialLog.saver
+
+  def interrupted(self, key):
+    save = saver(self, key)
+
+    def on_chunk(records):
+      save(records)
+      if len(records["index"]):
+        raise KeyboardInterrupt
+    return on_chunk
+
+  out = str(tmp_path / "r.json")
+  monkeypatch.setattr(trials.TrialLog, "saver", interrupted)
+  assert cli.main(argv + ["--out", out]) == 130
+  monkeypatch.setattr(trials.TrialLog, "saver", saver)
+  assert saved_chunks(tmp_path / "r.partial.jsonl") == 1  # the trials of one chunk
+  assert cli.main(argv + ["--out", out]) == 0, capsys.readouterr().err
+  assert not (tmp_path / "r.partial.jsonl").exists()
+  want, got = (json.loads((tmp_path / name).read_text()) for name in ("ref.json", "r.json"))
+  assert got["complete"] and got["rows"] == [dict(r, steps_per_second=g["steps_per_second"])
+                                            for r, g in zip(want["rows"], got["rows"])]

@@ -383,3 +383,92 @@ def test_help_says_what_beta_does_for_rules_without_it(capsys):
   code = cli.main(["run", "--help"])
   out = " ".join(capsys.readouterr().out.split())
   assert code == 0 and "rules that take no beta ignore it" in out
+
+
+# ---------------------------------------------------------------- Ctrl-C at any moment
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# A Ctrl-C that lands in a garbage-collection callback (JAX frees buffers from
+# one) is dropped by Python ("Exception ignored in ..."): the handler raises it
+# again once the callback is over, with no report.
+DROPPED = """
+import gc, os, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
+from jbai.cli.interrupts import quiet_after_first_interrupt
+def slow_callback(phase, info):
+  if phase == "start" and not hit:
+    hit.append(True)
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.2)  # the KeyboardInterrupt is raised here, and dropped
+hit = []
+with quiet_after_first_interrupt():
+  gc.callbacks.append(slow_callback)
+  try:
+    gc.collect()
+    gc.callbacks.remove(slow_callback)
+    time.sleep(2)
+    print("lost", flush=True)
+  except KeyboardInterrupt:
+    print("raised again", flush=True)
+"""
+
+
+def test_a_ctrl_c_dropped_by_a_gc_callback_is_raised_again():
+  proc = subprocess.run([sys.executable, "-c", DROPPED], capture_output=True, text=True,
+                        timeout=120, env=dict(os.environ, PYTHONPATH=_ROOT))
+  assert proc.stdout == "raised again\n" and proc.stderr == "", proc.stderr
+
+
+# The `jbai` script, with SIGINT as in a terminal, saying when its imports are done.
+READY = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+         "import jbai.cli; print('ready', file=sys.stderr, flush=True); "
+         "sys.argv[0] = 'jbai'; sys.exit(jbai.cli.main())")
+
+
+STUDY = """
+[study]
+name = "budget"
+seed = 2
+trials = 2000
+budget = [3000, 9000]
+[[instances]]
+family = "bernoulli"
+means = [0.5, 0.4, 0.3]
+[[rules]]
+name = "uniform"
+[[rules]]
+name = "successive-rejects"
+"""
+
+
+@pytest.mark.slow  # five subprocesses that compile, each ended early: about 30 s
+@pytest.mark.parametrize("argv, delay", [
+    (["run", "--trials", "3000", "--rule", "tcb"], 0.0),   # before the handler is in
+    (["run", "--trials", "3000", "--rule", "tcb"], 2.0),   # tracing, compiling
+    (["run", "--trials", "3000", "--rule", "tcb"], 5.0),   # running chunks
+    (["grad", "--budget", "1000", "--trials", "1000", "--rule", "uniform"], 3.0),
+    (["study", "SPEC", "--out", "OUT"], 4.0),              # a budget study
+])
+def test_ctrl_c_at_any_moment_is_130_and_one_line(tmp_path, argv, delay):
+  """SIGINT `delay` seconds after the imports, compiling without the persistent
+  cache (a Ctrl-C while XLA compiles ended in a segmentation fault, exit -11, at
+  the interpreter's shutdown): exit 130, no traceback, no "Exception ignored",
+  one line on stderr (or the note of the finished trials on stdout), whatever the
+  command was doing."""
+  import signal
+  import time
+  (tmp_path / "spec.toml").write_text(STUDY)
+  argv = [{"SPEC": str(tmp_path / "spec.toml"), "OUT": str(tmp_path / "out")}.get(a, a)
+          for a in argv]
+  env = dict(os.environ, PYTHONPATH=_ROOT, JBAI_NO_COMPILATION_CACHE="1")
+  proc = subprocess.Popen([sys.executable, "-c", READY, *argv], env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+  assert proc.stderr.readline() == "ready\n"
+  time.sleep(delay)
+  proc.send_signal(signal.SIGINT)
+  out, err = proc.communicate(timeout=300)
+  assert proc.returncode == 130, (out, err)
+  assert "Traceback" not in err and "Exception ignored" not in err, err
+  lines = [line for line in err.splitlines() if not line.startswith("[")]  # a study's jobs
+  assert len(lines) + ("interrupted" in out) == 1, (out, err)

@@ -25,9 +25,16 @@ runs their trials again. The
 summary and the arrays have distinct names (OUT and OUT's stem + .npz; for an
 OUT ending in .npz, the summary goes to OUT's stem + .json).
 
-  args.py    reading the command line: the parser, number and name lists
+Without --rule, each question (the best arm, --eps-good, --top, --above) runs its
+own rule, at a fixed confidence or at --budget: one table, `args.QUESTIONS`, which
+--help shows with the reasons. Ctrl-C at any moment ends a command with exit 130
+and one line, what finished saved (`interrupts`).
+
+  args.py    reading the command line: the parser, number and name lists, the
+             default rule of each question
   plan.py    the family, the deltas and the runs; refusals with suggestions
   trials.py  the finished trials of `jbai run --out`, to resume
+  interrupts.py  Ctrl-C: exit 130 and one line, whenever it comes
   run.py     `jbai run`
   grad.py    `jbai grad`
   oracle.py  `jbai oracle`
@@ -38,16 +45,18 @@ import argparse
 import os
 import sys
 
-from jbai.cli.args import (DEFAULT_RUN, Parser, UsageError, add_budget_args, add_device_args,
-                           add_family_args, add_output_args, add_question_args,
-                           add_rule_args, add_run_args, count,
-                           delta_list, join_negative_values, name_list, number,
-                           number_list, path_name, positive_count)
+from jbai.cli.args import (DEFAULT_RUN, QUESTIONS, Parser, UsageError, add_budget_args,
+                           add_device_args, add_family_args, add_output_args,
+                           add_question_args, add_rule_args, add_run_args, count,
+                           delta_list, fill_defaults, join_negative_values, name_list,
+                           number, number_list, path_name, positive_count)
 from jbai.cli.grad import add_grad_args, cmd_grad, grad_records
 from jbai.cli.oracle import cmd_oracle
 from jbai.cli.plan import (Plan, Run, check_combinations, family_from_args, plan_command,
                            plan_runs, rule_refusal)
-from jbai.cli.run import EXIT_INTERRUPTED, cmd_run, quiet_after_first_interrupt
+from jbai.cli import interrupts
+from jbai.cli.interrupts import EXIT_INTERRUPTED, quiet_after_first_interrupt
+from jbai.cli.run import cmd_run
 from jbai.cli.trials import TrialLog
 
 
@@ -91,12 +100,34 @@ def cmd_plot(args) -> int:
   return plot(args)
 
 
+def defaults_epilog(questions=tuple(QUESTIONS)) -> str:
+  """The default rule of each of `questions` and why (`jbai.cli.args.QUESTIONS`)."""
+  import textwrap
+  lines = ["without --rule, each question runs its own rule:"]
+  for name in questions:
+    q = QUESTIONS[name]
+    text = f"{name}: {q.confidence}, at a budget {q.budget}. {q.why}."
+    lines += textwrap.wrap(text, 78, initial_indent="  ", subsequent_indent="    ")
+  return "\n".join(lines)
+
+
+def question_rules() -> tuple:
+  """The help's note on the rules of --top and --above (their defaults)."""
+  top, above = QUESTIONS["top-m"], QUESTIONS["above"]
+  return (f"default rule {top.confidence}; others: `jbai rules`",
+          f"default rule {above.confidence}, {above.budget} at a budget; others: `jbai rules`")
+
+
 def build_parser() -> argparse.ArgumentParser:
   """The parser of every subcommand (`commands`, a default, lists their names)."""
-  parser = Parser(prog="jbai", description="Fixed-confidence best-arm identification in JAX.")
+  parser = Parser(prog="jbai", description="Pure-exploration bandits in JAX: the best arm, "
+                  "an eps-good arm, the top m arms or the arms above a level, at a fixed "
+                  "confidence or a fixed budget. `jbai` alone is `jbai run`.")
   sub = parser.add_subparsers(dest="command")
 
-  p = sub.add_parser("run", help="simulate BAI algorithms (the main job)")
+  p = sub.add_parser("run", help="simulate BAI algorithms (the main job)",
+                     epilog=defaults_epilog(),
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
   for add in (add_family_args, add_rule_args, add_run_args, add_budget_args, add_device_args):
     add(p)
   add_output_args(p, "also write the JSON here, the per-trial arrays next to it as "
@@ -112,19 +143,20 @@ def build_parser() -> argparse.ArgumentParser:
                  "stop with the GLLR; see docs/guide/stops.md); with --budget, the "
                  "recommendation at the budget is an error when not eps-good")
   add_question_args(p, "{}: stop with its GLLR against --threshold, answers are sets "
-                    "(rules: {})", ("ebtc-top-m, uniform", "apt, tas-above, uniform"))
+                    "({})", question_rules())
   p.set_defaults(func=cmd_run)
 
   p = sub.add_parser("grad", help="E[tau] and P(error) with their gradients in the means "
                      "(likelihood ratio), next to the gradient of T*(nu) log(1/delta); with "
-                     "--budget, P(error) and the simple regret at a fixed budget")
+                     "--budget, P(error) and the simple regret at a fixed budget",
+                     epilog=defaults_epilog(("best arm", "top-m", "above")),
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
   for add in (add_family_args, add_rule_args, add_run_args, add_grad_args, add_device_args):
     add(p)
   add_budget_args(p, checkpoints=False)
   add_question_args(p, "{}: E[tau] to its GLLR stop against --threshold, P(error) of a "
                     "wrong answer set, next to the gradient of its T*(nu) log(1/delta); with "
-                    "--budget, of its empirical answer (rules: {})",
-                    ("ebtc-top-m, uniform", "apt, tas-above, uniform"))
+                    "--budget, of its empirical answer ({})", question_rules())
   add_output_args(p, "also write the JSON here")
   p.set_defaults(func=cmd_grad)
 
@@ -218,7 +250,8 @@ def main(argv=None) -> int:
     argv: the arguments; None (the `jbai` script): sys.argv[1:], and the process
       is the command's own, so that a second Ctrl-C, during the first one's
       shutdown, also ends it with 130 and one line, `jbai: interrupted`
-      (`run.quiet_after_first_interrupt`).
+      (`jbai.cli.interrupts`); after a Ctrl-C the process exits 130 whatever the
+      command did, by `os._exit` once its output is flushed.
   """
   said = []
 
@@ -228,25 +261,37 @@ def main(argv=None) -> int:
       print("jbai: interrupted", file=sys.stderr)
 
   if argv is None:
-    with quiet_after_first_interrupt(say_interrupted):
-      return _main(sys.argv[1:], say_interrupted)
+    try:
+      with quiet_after_first_interrupt(say_interrupted):
+        code = _main(sys.argv[1:], say_interrupted)
+        if interrupts.pressed():  # a command that finished anyway still says so
+          if code == 0:
+            say_interrupted()
+            code = EXIT_INTERRUPTED
+          interrupts.flush_and_exit(code)  # no shutdown while XLA's threads compute
+      interrupts.exit_on_interrupt(say_interrupted)  # the shutdown
+    except KeyboardInterrupt:  # Python's handler, before ours was installed
+      say_interrupted()
+      interrupts.flush_and_exit(EXIT_INTERRUPTED)
+    return code
   return _main(list(argv), say_interrupted)
 
 
 def _main(argv: list, say_interrupted) -> int:
   """`main` on the arguments `argv`; `say_interrupted` reports a Ctrl-C."""
-  from jbai.host.caches import enable_compilation_cache
-  enable_compilation_cache()
-  parser = build_parser()
-  commands = parser.get_default("commands")
   command = None
   try:
+    from jbai.host.caches import enable_compilation_cache
+    enable_compilation_cache()
+    parser = build_parser()
+    commands = parser.get_default("commands")
     if argv and argv[0] not in commands and not argv[0].startswith("-"):
       raise UsageError(f"unknown command {argv[0]!r}; choose from {list(commands)}")
     if not argv or argv[0] not in commands + ("-h", "--help"):
       argv = ["run"] + argv  # `jbai` and `jbai --rule tcb` mean `jbai run ...`
     command = argv[0]
     args = parser.parse_args(argv)
+    fill_defaults(args)  # --rule and --means by question
     if args.command not in ("rules", "plot"):
       use_devices(args)
     return args.func(args)

@@ -9,11 +9,81 @@ import argparse
 import math
 import re
 import sys
+from typing import NamedTuple
 
 from jbai.stops import STOPS
 
 DEFAULT_RUN = {"family": "gaussian", "means": "1.2,1,1,1,1", "rule": "itcb",
                "delta": "1e-8", "trials": 1000, "threshold": "gk16"}
+
+
+class Question(NamedTuple):
+  """What `jbai run` and `jbai grad` run for a question when --rule (--means) is
+  not given: the rule of a run that stops (fixed confidence), the rule of a run
+  to --budget, the means, and why these rules."""
+
+  confidence: str
+  budget: str
+  means: str
+  why: str
+
+
+# The default rule of each question (`default_rule`), shown in --help.
+QUESTIONS = {
+    "best arm": Question(
+        "itcb", "sequential-halving", DEFAULT_RUN["means"],
+        "ITCB is beta-free and asymptotically optimal with the GLLR stop; Sequential "
+        "Halving is the reference rule at a fixed budget (Karnin, Koren & Somekh 2013)"),
+    "eps-good": Question(
+        "ebtc-eps", "ebtc-eps", DEFAULT_RUN["means"],
+        "EB-TC_eps is built for eps-good answers: asymptotically 1/2-optimal with its "
+        "eps-GLLR stop, and anytime, with guarantees at every budget (Jourdan, "
+        "Degenne & Kaufmann 2023)"),
+    "top-m": Question(
+        "ebtc-top-m", "ebtc-top-m", "1.2,1.1,1,0.9,0.8",
+        "EB-TC for top-m is a top-two rule: delta-correct with the top-m GLLR stop, "
+        "cheap per step and anytime (You et al. 2023); the default means are distinct, "
+        "so that every top m is unique"),
+    "above": Question(
+        "tas-above", "apt", DEFAULT_RUN["means"],
+        "Track-and-Stop for thresholding tracks the closed-form optimal allocation: "
+        "asymptotically optimal with the thresholding GLLR stop; APT is the rule built "
+        "for a fixed budget (Locatelli, Gutzeit & Carpentier 2016)"),
+}
+
+
+def question_of(args) -> str:
+  """The question of a command line: --top, --above, --eps-good EPS > 0, else the
+  best arm (--eps-good 0 asks for the best arm).
+
+  Raises:
+    ValueError: for --eps-good not a finite number >= 0.
+  """
+  eps = getattr(args, "eps_good", None)
+  if eps is not None and not 0 <= eps < math.inf:
+    raise ValueError(f"--eps-good must be a finite number >= 0, got {eps}")
+  if getattr(args, "top", None) is not None:
+    return "top-m"
+  if getattr(args, "above", None) is not None:
+    return "above"
+  return "eps-good" if eps else "best arm"
+
+
+def fill_defaults(args) -> None:
+  """Sets --rule and --means where they were not given, from the question's entry
+  of `QUESTIONS` (its rule at a fixed confidence, or at --budget)."""
+  question = QUESTIONS[question_of(args)]
+  if getattr(args, "rule", "") is None:
+    at_budget = getattr(args, "budget", None) is not None
+    args.rule = [question.budget if at_budget else question.confidence]
+  if getattr(args, "means", "") is None:
+    args.means = number_list(question.means)
+
+
+def defaults_help() -> str:
+  """The default rules of `QUESTIONS`, for --help."""
+  return "; ".join(f"{name}: {q.confidence} (at a budget: {q.budget})"
+                   for name, q in QUESTIONS.items())
 
 
 class UsageError(ValueError):
@@ -144,6 +214,56 @@ def path_name(text: str) -> str:
   return text
 
 
+# Rule parameters with an option of their own (a list, or a question's value).
+OWN_OPTIONS = {"beta": "--beta", "eps": "--eps", "a": "--a", "forced": "--forced",
+               "projection": "--projection", "eps_good": "--eps-good", "level": "--above",
+               "m": "--top"}
+
+
+def param_value(text: str):
+  """'3' -> 3, '0.5' -> 0.5, 'true' -> True, 'none' -> None, else the text."""
+  low = text.strip().lower()
+  if low in ("true", "false"):
+    return low == "true"
+  if low == "none":
+    return None
+  try:
+    return int(low)
+  except ValueError:
+    pass
+  try:
+    return float(low)
+  except ValueError:
+    return text.strip()
+
+
+def param_list(text: str) -> dict:
+  """'h1=40,c=0.5' -> {'h1': 40, 'c': 0.5}: rule parameters by name, one value each."""
+  out = {}
+  for entry in _entries(text):
+    name, eq, value = entry.partition("=")
+    name = name.strip().replace("-", "_")
+    if not eq or not name.isidentifier() or not value.strip():
+      raise argparse.ArgumentTypeError(f"{entry!r} is not NAME=VALUE")
+    if name in OWN_OPTIONS:
+      raise argparse.ArgumentTypeError(f"{name} has its own option: use {OWN_OPTIONS[name]}")
+    if name in out:
+      raise argparse.ArgumentTypeError(f"{name} appears twice in {text!r}; give it once")
+    out[name] = param_value(value)
+  return out
+
+
+def rule_params(args) -> dict:
+  """The --param options of a command line, merged (a name given twice refused)."""
+  out = {}
+  for params in getattr(args, "param", None) or []:
+    for name, value in params.items():
+      if name in out:
+        raise ValueError(f"--param {name} is given twice; give it once")
+      out[name] = value
+  return out
+
+
 def name_list(text: str) -> list:
   """'tcb,itcb' -> ['tcb', 'itcb'] (repeats dropped)."""
   return list(dict.fromkeys(_entries(text)))
@@ -154,8 +274,9 @@ def name_list(text: str) -> list:
 def add_family_args(p):
   """--family, --means and the family's parameters."""
   p.add_argument("--family", default=DEFAULT_RUN["family"], help="reward family")
-  p.add_argument("--means", type=number_list, default=DEFAULT_RUN["means"],
-                 help="comma-separated arm means, e.g. -1,0,1")
+  p.add_argument("--means", type=number_list, default=None,
+                 help="comma-separated arm means, e.g. -1,0,1 (default "
+                 f"{DEFAULT_RUN['means']}; with --top: {QUESTIONS['top-m'].means})")
   p.add_argument("--sigma", type=number, default=None, help="Gaussian standard deviation")
   p.add_argument("--shape", type=number, default=None, help="Weibull shape k")
   p.add_argument("--lo", type=number, default=None, help="lower end of Theta")
@@ -164,9 +285,9 @@ def add_family_args(p):
 
 def add_rule_args(p):
   """--rule, --threshold and the rules' runtime parameters, each a list."""
-  p.add_argument("--rule", type=name_list, default=DEFAULT_RUN["rule"],
+  p.add_argument("--rule", type=name_list, default=None,
                  help="sampling rule(s), comma-separated: compared side by side "
-                 "(see `jbai rules`)")
+                 "(see `jbai rules`); default, by question: " + defaults_help())
   p.add_argument("--threshold", type=name_list, default=None,
                  help="stopping threshold(s) of the GLLR stop: gk16 (default), kk, paper")
   p.add_argument("--stop", choices=STOPS,
@@ -188,18 +309,28 @@ def add_rule_args(p):
   p.add_argument("--projection", choices=("eps", "none"), default=None,
                  help="tas-c's projection of w: eps (the paper's eps-projection, "
                  "default) or none (Garivier & Kaufmann's code)")
+  p.add_argument("--param", type=param_list, action="append", default=None,
+                 metavar="NAME=VALUE[,...]",
+                 help="any other parameter of a rule's factory (`jbai rules` lists them), "
+                 "one value each, e.g. --rule ucb-e --param h1=40,c=0.5 or --rule tas-d "
+                 "--param solver=exact; a name that no rule of --rule takes is refused")
   p.add_argument("--a", type=number_list, default=None,
                  help="exploration parameter(s) a of ucb-e and ugape-b (one compiled "
                  "program); rules that take no a ignore it")
 
 
 def count_list(text: str) -> list:
-  """'1000,1e4' -> [1000, 10000]: whole numbers, each at least 1."""
+  """'1000,1e4' -> [1000, 10000]: whole numbers, each at least 1 and given once
+  (a repeat is refused, as a study's budgets are: it would be one run)."""
   out = []
-  for entry in _entries(text):
+  entries = _entries(text)
+  for entry in entries:
     value = count(entry)
+    where = "" if len(entries) == 1 else f" in {text!r}"
     if value < 1:
-      raise argparse.ArgumentTypeError(f"{entry!r} in {text!r} must be >= 1")
+      raise argparse.ArgumentTypeError(f"{entry!r}{where} must be >= 1")
+    if value in out:
+      raise argparse.ArgumentTypeError(f"{value} appears twice{where}; give each once")
     out.append(value)
   return out
 

@@ -14,6 +14,7 @@ the same command resumes.
 
 import os
 import sys
+import time
 from typing import NamedTuple
 
 import numpy as np
@@ -61,7 +62,9 @@ def plan_budget(args) -> tuple:
   best arm), and the runs that answer every budget."""
   from jbai import problems
   from jbai.core.budget import check_budget, check_rule, checkpoint_times
+  from jbai.cli.args import fill_defaults
   from jbai.core.inputs import check_table
+  fill_defaults(args)  # the question's rule and means, where not given (idempotent)
   family = family_from_args(args)
   problem = problem_of(args)
   refuse_eps_with_question(args, problem)
@@ -100,9 +103,13 @@ def plan_budget(args) -> tuple:
 
 def run_spec(args, family, means, run: BudgetRun, problem=None) -> dict:
   """What identifies a budget run's trials (its name in the TrialLog); the
-  question only when one is asked, so that best-arm runs keep their names."""
+  question only when one is asked, so that best-arm runs keep their names, and
+  "answers": "sets" where its answers are sets of arms (top-m, thresholding)."""
   import jax.numpy as jnp
+  from jbai import stops
   asked = {} if problem is None else {"question": repr(problem)}
+  if stops.question(problem)[0] is not None:  # answers are sets of arms: [K] masks
+    asked["answers"] = "sets"
   return {"family": repr(family), "means": list(means), "rule": repr(run.rule),
           "budget": run.budget, "checkpoints": run.times, "trials": args.trials,
           "seed": args.seed, "dtype": str(jnp.zeros(()).dtype), **asked}
@@ -112,6 +119,9 @@ def cmd_budget(args) -> int:
   """`jbai run --budget`: returns 0, or EXIT_INTERRUPTED after Ctrl-C."""
   import jax
   from jbai.host.budget import budget
+  if getattr(args, "repair", False) and not args.out:
+    raise ValueError("--repair mends the finished-trial file of --out; give --out "
+                     "(nothing to repair without it)")
   paths = checked_outputs(args)
   family, means, runs, problem = plan_budget(args)
   specs = {}
@@ -131,9 +141,11 @@ def cmd_budget(args) -> int:
     tag = run.label if len(runs) == 1 else f"{run.label} T={run.budget} ({i + 1}/{len(runs)})"
     progress = io.Progress(tag, show, live=True)
     done = log.done(run.key)
+    left = (args.trials - (0 if done is None else len(done["index"]))) * run.budget
     try:
       res = budget(jax.random.key(args.seed), family, means, run.rule, run.budget,
-                   args.trials, checkpoints=run.times, chunk=args.chunk, progress=progress,
+                   args.trials, checkpoints=run.times, chunk=args.chunk,
+                   progress=StepProgress(progress, left, show),
                    on_chunk=log.saver(run.key), problem=problem,
                    **({} if done is None else {"done": done}))
     except KeyboardInterrupt:
@@ -155,9 +167,38 @@ def cmd_budget(args) -> int:
     render.print_budget(rows, family, means, args)
   if interrupted:
     later = list(dict.fromkeys(run.label for run in runs[len(results) + 1:]))
-    render.print_interrupted(bool(rows), later, log, args)
+    render.print_interrupted(bool(rows), later, log, args, render.INTERRUPTED_BUDGET_NOTE)
     return EXIT_INTERRUPTED
   return 0
+
+
+class StepProgress:
+  """The progress of a run to a budget in rewards, with the time left: every trial
+  takes the whole budget, so the rewards still to draw are known (`left`), and a
+  budget of billions shows its bar (and the time it will take) from the first
+  chunk, not a trial count that stays at 0. Without a bar (`show` False), one
+  line on stderr says the time left once it exceeds `LONG` seconds."""
+
+  LONG = 600.0
+
+  def __init__(self, bar, left: int, show: bool):
+    self.bar, self.left, self.show = bar, max(left, 1), show
+    self.first, self.said = None, False  # (time, rewards) at the first chunk
+
+  def __call__(self, done_trials: int, total_trials: int, rewards: int = 0) -> None:
+    self.bar.update(min(int(rewards), self.left), self.left, "rewards")
+    now = time.perf_counter()
+    if self.first is None:  # the rate is measured after it: the compile is over
+      self.first = (now, rewards)
+    elapsed, drawn = now - self.first[0], rewards - self.first[1]
+    if self.show or self.said or elapsed < 5 or not 0 < drawn < self.left:
+      return
+    remaining = elapsed * (self.left - rewards) / drawn
+    if remaining > self.LONG:
+      self.said = True
+      print(f"jbai run: {self.bar.label}: {drawn / elapsed:.3g} rewards/s, about "
+            f"{io.duration(remaining)} left for {self.left} rewards (Ctrl-C stops it; "
+            "with --out the same command resumes)", file=sys.stderr, flush=True)
 
 
 def _rows(run: BudgetRun, res) -> list:

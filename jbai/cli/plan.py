@@ -76,10 +76,12 @@ def rule_options(args) -> dict:
   """The rules' structural options of the command line (--forced, --projection),
   --eps-good, the slack of the rules built for eps-good answers (ebtc-eps,
   lucb1-eps: `eps_good`), --above, the level of the thresholding rules (apt:
-  `level`), and --top, the m of the top-m rules (ebtc-top-m: `m`); the other rules
-  take none, and ignore them."""
+  `level`), --top, the m of the top-m rules (ebtc-top-m: `m`), and --param, any
+  other parameter by name; a rule ignores those it does not take."""
+  from jbai.cli.args import rule_params
   out = {k: getattr(args, k, None) for k in ("forced", "projection", "eps_good")}
-  return {**out, "level": getattr(args, "above", None), "m": getattr(args, "top", None)}
+  return {**rule_params(args), **out, "level": getattr(args, "above", None),
+          "m": getattr(args, "top", None)}
 
 
 def problem_of(args):
@@ -103,12 +105,13 @@ def refuse_eps_with_question(args, problem) -> None:
 def plan_command(args) -> Plan:
   """The family, means, deltas and runs of a `jbai run` or `jbai grad` command
   line, each checked (ValueError with one line otherwise)."""
+  from jbai.cli.args import DEFAULT_RUN, delta_list, fill_defaults
   from jbai.core.inputs import check_table
+  fill_defaults(args)  # the question's rule and means, where not given (idempotent)
   family = family_from_args(args)
   problem = problem_of(args)
   refuse_eps_with_question(args, problem)
   check_table(family, args.means, problem=problem)
-  from jbai.cli.args import DEFAULT_RUN, delta_list
   deltas = checked_deltas(args.delta or delta_list(DEFAULT_RUN["delta"]))
   if getattr(args, "command", None) == "grad" and not all(isinstance(d, float) for d in deltas):
     small = next(d for d in deltas if not isinstance(d, float))
@@ -203,16 +206,19 @@ def stops_for(args, family, rule, thr_objs) -> list:
 
 
 def check_rule_params(args) -> None:
-  """Refuses --beta, --eps, --forced or --projection when no rule of --rule takes it (it would be ignored
-  silently), naming the rules that do."""
-  from jbai.rules import RULES
-  for option in ("beta", "eps", "forced", "projection", "a"):
-    if getattr(args, option, None) is None:
-      continue
-    takes = [r for r in RULES if option in inspect.signature(RULES[r]).parameters]
-    if not any(name in takes for name in args.rule if name in RULES):
-      raise ValueError(f"--{option} is taken by none of --rule {','.join(args.rule)}; "
-                       f"the rules with {option}: {','.join(takes)}")
+  """Refuses --beta, --eps, --forced, --projection or --a when no rule of --rule
+  takes it (it would be ignored silently), naming the rules that do; a rule takes
+  an option when its factory (`jbai.rules.ALL`) has the parameter of that name."""
+  from jbai.cli.args import rule_params
+  from jbai.rules import ALL  # every rule's factory, those of --top and --above too
+  given = [(option, f"--{option}") for option in ("beta", "eps", "forced", "projection", "a")
+           if getattr(args, option, None) is not None]
+  given += [(name, f"--param {name}") for name in rule_params(args)]
+  for name, option in given:
+    takes = [r for r in ALL if name in inspect.signature(ALL[r]).parameters]
+    if not any(rule in takes for rule in args.rule):
+      raise ValueError(f"{option} is taken by none of --rule {','.join(args.rule)}; "
+                       f"the rules with {name}: {','.join(takes) or 'none'}")
 
 
 def _refused_rules(family, rule_names, betas, epss, num_arms: int, budget: bool = False,

@@ -14,6 +14,9 @@ from jbai.host.summary import Z95
 INTERRUPTED_NOTE = (
     "interrupted: this summary covers only the trials that finished, and is "
     "biased towards short trials (the longest had not stopped yet)")
+# A run to a budget: every trial takes the whole budget, so no bias; the table
+# holds the runs that completed.
+INTERRUPTED_BUDGET_NOTE = "interrupted: the table covers only the runs that completed"
 
 
 
@@ -183,10 +186,16 @@ def print_budget(rows: list, family, means, args) -> None:
                     for i, (x, w) in enumerate(zip(row, widths))).rstrip())
 
 
-def print_interrupted(any_records: bool, later: list, log, args) -> None:
-  """The note after Ctrl-C: the summary's bias, the runs not started, and where
-  the finished trials are kept (on stderr with --json, else stdout)."""
-  print(("" if any_records else "interrupted before any trial finished; ") + INTERRUPTED_NOTE
+def print_interrupted(any_records: bool, later: list, log, args,
+                      note: str = INTERRUPTED_NOTE) -> None:
+  """The note after Ctrl-C: what the summary covers (`note`: a stopped run's bias,
+  or INTERRUPTED_BUDGET_NOTE), the runs not started, and where the finished trials
+  are kept (on stderr with --json, else stdout)."""
+  if note is INTERRUPTED_BUDGET_NOTE:
+    head = note if any_records else "interrupted before any run completed"
+  else:
+    head = ("" if any_records else "interrupted before any trial finished; ") + note
+  print(head
         + (f"; not started: {', '.join(later)}" if later else "")
         + (f"; {log.count()} finished trial(s) are saved in {log.path}: rerun the same "
            "command to resume" if args.out else

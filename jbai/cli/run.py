@@ -9,13 +9,13 @@ resumes.
 
 import contextlib
 import os
-import signal
 import sys
 from typing import Optional
 
 import numpy as np
 
 from jbai.cli import render
+from jbai.cli.interrupts import interrupts_held, quiet_after_first_interrupt  # noqa: F401
 from jbai.cli.plan import plan_command
 from jbai.cli.trials import (EXIT_INTERRUPTED, TrialLog, checked_outputs, max_steps_of,
                              run_spec, spec_key)
@@ -23,65 +23,6 @@ from jbai.host import io
 
 
 ARRAYS = ("tau", "answer", "correct", "hit_cap", "counts", "steps")
-
-
-@contextlib.contextmanager
-def quiet_after_first_interrupt(last_words=lambda: None):
-  """Ctrl-C in a command-line process whose command runs in the block: the first
-  raises KeyboardInterrupt, as Python's own handler does (the command saves what
-  finished and exits with EXIT_INTERRUPTED); a later one inside the block calls
-  `last_words` (the command's one line, which the first Ctrl-C may not have
-  reached yet) and ends the process at once with EXIT_INTERRUPTED, without a
-  traceback, and one after it,
-  while the process shuts down (JAX's exit handlers), is ignored: the process is
-  ending with EXIT_INTERRUPTED anyway. Nothing is lost: every file is written
-  whole or not at all, and the finished trials are whole lines of their store.
-
-  Installed only over Python's default handler, in the main thread (a process
-  started with Ctrl-C ignored keeps ignoring it); Python's handler is back after
-  a block that no Ctrl-C interrupted.
-  """
-  pressed = []
-
-  def handler(signum, frame):
-    if not pressed:
-      pressed.append(True)
-      raise KeyboardInterrupt
-    last_words()
-    for stream in (sys.stdout, sys.stderr):
-      try:
-        stream.flush()
-      except (OSError, RuntimeError, ValueError):  # closed, or flushed re-entrantly
-        pass
-    os._exit(EXIT_INTERRUPTED)
-
-  try:
-    installed = signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    if installed:
-      signal.signal(signal.SIGINT, handler)
-  except ValueError:  # not the main thread: its signals are not ours to handle
-    installed = False
-  try:
-    yield
-  finally:
-    if installed:  # Python's finalization keeps an ignored SIGINT ignored, not a handler
-      signal.signal(signal.SIGINT, signal.SIG_IGN if pressed else signal.default_int_handler)
-
-
-@contextlib.contextmanager
-def interrupts_held():
-  """Ctrl-C is ignored inside the block, and the handler found restored after it:
-  the summary of the finished trials, written after a first Ctrl-C, is written
-  whole (it takes milliseconds). A no-op outside the main thread."""
-  try:
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-  except ValueError:  # not the main thread
-    yield
-    return
-  try:
-    yield
-  finally:
-    signal.signal(signal.SIGINT, previous)
 
 
 def simulate_runs(args, plan, log: TrialLog) -> tuple:

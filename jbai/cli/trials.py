@@ -19,7 +19,7 @@ from jbai.host import io
 from jbai.host.io import DamagedLine, JsonLines
 
 PARTIAL_SUFFIX = ".partial.jsonl"
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a command that Ctrl-C ended
+from jbai.cli.interrupts import EXIT_INTERRUPTED  # noqa: F401 (jbai.cli.run, budget)
 
 
 def output_paths(out: str) -> dict:
@@ -172,9 +172,11 @@ class TrialLog:
       raise self._damaged("a chunk of trials with a field that is not whole numbers") \
           from None
     n = chunk["index"].shape[0] if chunk["index"].ndim == 1 else -1
-    n_deltas = len(spec.get("delta", [])) or None
+    # [n, D] answers of a stopped run, [n, C] recommendations of a run to a budget
+    n_deltas = len(spec.get("delta", spec.get("checkpoints", []))) or None
     n_arms = len(spec.get("means", [])) or None
-    answer = (n, n_deltas) + ((n_arms,) if "problem" in spec else ())  # a set: [K] each
+    sets = "problem" in spec or spec.get("answers") == "sets"  # a set: [K] each
+    answer = (n, n_deltas) + ((n_arms,) if sets else ())
     shapes = {"index": (n,), "tau": (n, n_deltas), "answer": answer,
               "counts": (n, n_arms), "steps": (n,)}
     for name, shape in shapes.items():

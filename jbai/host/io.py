@@ -349,6 +349,18 @@ def check_folder(path: str, option: str = "--out") -> str:
 
 # ---------------------------------------------------------------- progress
 
+def duration(seconds: float) -> str:
+  """'42s', '3m05s', '2h10m', '12d03h': a time to a reader's precision."""
+  s = int(round(seconds))
+  if s < 60:
+    return f"{s}s"
+  if s < 3600:
+    return f"{s // 60}m{s % 60:02d}s"
+  if s < 86400:
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+  return f"{s // 86400}d{s % 86400 // 3600:02d}h"
+
+
 class Progress:
   """A text progress bar on a stream (default stderr).
 
@@ -386,12 +398,15 @@ class Progress:
     frac = done / max(total, 1)
     count = f"{done}/{total}" + ("" if unit is None else f" {unit}")
     elapsed = time.perf_counter() - self.task_start
+    if 0 < done < total:  # the time left at the mean rate so far
+      count += f", {duration(elapsed * (total - done) / done)} left"
     if self.tasks is None:
       line = f"\r{self.label} [{'#' * int(30 * frac):<30}] {count} {elapsed:6.1f}s"
     else:
       line = (f"\r[{self.index}/{self.tasks}] {self.label[:48]:<48} "
               f"[{'#' * int(20 * frac):<20}] {count} {elapsed:6.1f}s")
     self.open = self.tasks is not None or done < total
+    line += "    "  # over the end of a longer line before
     if not self.open:
       line += "\n"
     self.stream.write(line)
