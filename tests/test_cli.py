@@ -332,3 +332,18 @@ def test_a_run_to_a_budget_shows_rewards_and_the_time_left(capsys):
   assert err.count("\n") == 1 and "1e+05 rewards/s" in err and "left for" in err
   step(0, 1, 2 * 10**6)  # said once
   assert capsys.readouterr().err == ""
+
+
+def test_eps_with_above_is_the_questions_tolerance():
+  """--above L --eps E asks Locatelli et al.'s question above(L, E), which APT's
+  eps matches (a run of apt at a budget is not refused); several values are."""
+  from jbai import problems
+  from jbai.cli.args import fill_defaults
+  from jbai.cli.plan import problem_of
+  args = cli.build_parser().parse_args(["run", "--above", "0.5", "--eps", "0.05",
+                                        "--rule", "apt", "--budget", "200"])
+  fill_defaults(args)
+  assert problem_of(args) == problems.above(0.5, 0.05)
+  args = cli.build_parser().parse_args(["run", "--above", "0.5", "--eps", "0.1,0.2"])
+  with pytest.raises(ValueError, match="give one value, got 0.1,0.2"):
+    problem_of(args)

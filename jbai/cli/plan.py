@@ -86,13 +86,22 @@ def rule_options(args) -> dict:
 
 def problem_of(args):
   """The question of --top M or --above LEVEL (`jbai.problems`), or None: the best arm.
+  With --above, --eps EPS is the question's tolerance (`above(level, eps)`: an arm
+  within EPS of the level is right either way), which APT's eps must equal.
 
   Raises:
     ValueError: for both options.
   """
   from jbai import problems
-  return problems.asked(getattr(args, "top", None), getattr(args, "above", None),
-                        ("--top", "--above"))
+  above, eps = getattr(args, "above", None), getattr(args, "eps", None)
+  if above is None or eps is None:
+    eps = None
+  elif len(eps) != 1:
+    raise ValueError(f"--eps with --above is the tolerance around the level (Locatelli et "
+                     f"al.'s loss): give one value, got {','.join(map(str, eps))}")
+  else:
+    eps = eps[0]
+  return problems.asked(getattr(args, "top", None), above, ("--top", "--above"), eps=eps)
 
 
 def refuse_eps_with_question(args, problem) -> None:
@@ -214,6 +223,8 @@ def check_rule_params(args) -> None:
   given = [(option, f"--{option}") for option in ("beta", "eps", "forced", "projection", "a")
            if getattr(args, option, None) is not None]
   given += [(name, f"--param {name}") for name in rule_params(args)]
+  if getattr(args, "above", None) is not None:  # --eps: the question's tolerance
+    given = [(name, option) for name, option in given if name != "eps"]
   for name, option in given:
     takes = [r for r in ALL if name in inspect.signature(ALL[r]).parameters]
     if not any(rule in takes for rule in args.rule):

@@ -158,9 +158,12 @@ def print_budget(rows: list, family, means, args) -> None:
               f"{args.top} best arms; the regret is the {args.top} best means' sum minus "
               "the answer's")
   elif getattr(args, "above", None) is not None:
-    answer = (f"the arms whose sample mean is above {args.above} at the budget, an error "
-              "when one arm is on the wrong side; the regret is the largest "
-              f"|mu - {args.above}| of such an arm")
+    eps = (getattr(args, "eps", None) or [None])[0]
+    wrong = ("one arm is on the wrong side" if eps is None else
+             f"an arm more than {eps} from the level is on the wrong side")
+    answer = (f"the arms whose sample mean is at or above {args.above} at the budget, an "
+              f"error when {wrong}; the regret is the largest |mu - {args.above}| of "
+              "such an arm")
   else:
     eps = getattr(args, "eps_good", None)
     wrong = ("not the best arm" if eps is None else
