@@ -22,8 +22,9 @@ xuedong/BestArm.jl calls "with refresh"). Ties for the arms that stay (equal
 averages, exactly: `jbai.ties.order_random_ties`) are broken uniformly at random
 with the key of the step at which the round ends (`jbai.ties.tie_key(key,
 ELIMINATE, r)`), which `select` and `recommend` share; the recommendation breaks
-its ties at random too (RECOMMEND). The budget is a runtime value of the state (`jbai.stops.budget`),
-at least K ceil(log2 K), so that every round pulls each of its arms at least once.
+its ties at random too (RECOMMEND). The budget is a runtime value of the state
+(`jbai.stops.budget`), at least K ceil(log2 K), so that every round pulls each of
+its arms at least once.
 
 `halving_round` (the end of a round) and `halving_pull` (a pull within it) serve
 the anytime version too (`jbai.rules.anytime_halving`).
