@@ -52,7 +52,7 @@ def test_recommendations_break_ties_at_random_whatever_the_other_checkpoints(rul
   """Four Poisson arms equal but for 1e-4 (the best must be unique; Poisson draws
   reward by reward, so no block of pulls is cut at a checkpoint), a budget of 8:
   most answers come from ties, and every arm is recommended about as often
-  (lowest-index ties answered arm 0 in over 40% of trials; each share here is
+  (lowest-index ties answered arm 0 in 35% to 41% of these trials; each share is
   within 5 standard errors of 1/4, about 6e-7 to fail by chance per arm). A
   checkpoint's recommendation and the trial's counts do not depend on which other
   checkpoints the run records (the tie-breaks come from the key of step t alone),
