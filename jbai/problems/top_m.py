@@ -1,11 +1,10 @@
 """Top-m identification: the m arms with the largest means.
 
 The answer S is the set of the m largest means (an arm's index breaks a tie inside
-S or outside it; a tie across its edge, mu_(m) = mu_(m+1), has no answer). A run
-to a budget's empirical answer breaks a tie across the edge at random instead
-(`answer_random_ties`). Another
-answer needs some i in S and j outside S with lambda_j > lambda_i, so the pieces
-are the pairs (i, j) in S x S^c, each costing the pair transport cost
+S or outside it; a tie across its edge, mu_(m) = mu_(m+1), has no answer; a run
+to a budget's empirical answer breaks ties at random instead: `answer_random_ties`).
+Another answer needs some i in S and j outside S with lambda_j > lambda_i, so the
+pieces are the pairs (i, j) in S x S^c, each costing the pair transport cost
 
   c_ij(w) = min_x w_i kl(mu_i, x) + w_j kl(mu_j, x)
 
