@@ -222,6 +222,20 @@ def test_fixed_budget_rules_spend_the_budget_on_their_phases():
   assert (sh.counts.argmax(-1) == sh.recommendation[:, -1]).all()
 
 
+def test_successive_rejects_phases_are_exact_in_float32():
+  """n_k from float64 on the host: at T = 1,000,054 and K = 20 the float32 quotient
+  rounds n_18 up to 107,610 where (T - K) / (log-bar(K) 3) is just under 107,609;
+  the arm rejected after phase k has n_k rewards in a float32 run too."""
+  k, n = 20, 1_000_054
+  means = list(np.linspace(0.6, 0.3, k))
+  with jax.enable_x64(False):
+    sr = jbai.budget(KEY, "bernoulli", means, "successive-rejects", budget=n, n_trials=2)
+  nk = [math.ceil((n - k) / (log_bar(k) * (k + 1 - p))) for p in range(1, k)]
+  assert nk[17] == 107_609
+  for counts in sr.counts:
+    assert sorted(counts)[:k - 2] == nk[:k - 2] and counts.sum() == n
+
+
 @pytest.mark.parametrize("argv, fragment", [
     (["--budget", "3"], "budget must be at least the number of arms, K = 5, got 3"),
     (["--budget", "10", "--rule", "sequential-halving"], "at least 15, the smallest of rule"),
