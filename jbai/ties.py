@@ -16,6 +16,8 @@ a trial depend on the program it runs in (docs/design/ties.md).
   argmin_random_ties(key, values) a minimum, ties at random
   argmax_random(key, values)      a maximum, ties by the largest of K uniforms
   common_path(fast)               a decorator: under vmap, `fast` where every lane allows it
+  tie_key(key, purpose, *more)    the key of one tie-break, from the key of step t
+  order_random_ties(key, values)  [K] the arms in decreasing order, equal values at random
 
 Every helper is written with plain max / min reductions where it can: on CPU they
 are cheaper under vmap than jnp.argmax and cumsum; the arg-max that remains is
@@ -34,6 +36,8 @@ import functools
 import jax
 import jax.numpy as jnp
 
+RECOMMEND = 0x5245434D  # `tie_key` purposes: the recommendation at t (the answer),
+ELIMINATE = 0x454C494D  # an elimination at t (SR's rejection, SH's halving, a race's arms)
 TIE_ULPS = 64  # values within this many units of roundoff of the maximum tie with it
 SPLIT_AT = 32   # arms from which `argmax` reduces in two stages
 BLOCK = 8       # rows of its first stage
@@ -239,3 +243,31 @@ def argmax_random(key: jax.Array, values: jax.Array) -> jax.Array:
   is_max = maxima(values)
   w = jnp.where(is_max, u, -1)
   return or_argmax(first_index(is_max & (w >= jnp.max(w))), values)
+
+
+def tie_key(key: jax.Array, purpose: int, *more) -> jax.Array:
+  """The key of one tie-break at step t: fold_in(key, purpose), then each of
+  `more` (a phase or a round: several eliminations at one t) folded in.
+
+  `key` is the key of step t that the rule's `select` gets (`jbai.core.lane.rule_key`);
+  `purpose` (RECOMMEND, ELIMINATE) keeps the tie-breaks apart from each other and
+  from the rule's own draws, which split or fold small integers into that key.
+  A tie-break so depends on the trial, t and its purpose alone: `select` and
+  `recommend` at the same t, with the same statistics, reach the same elimination,
+  and a recommendation at a checkpoint does not depend on the other checkpoints.
+  """
+  key = jax.random.fold_in(key, purpose)
+  for n in more:
+    key = jax.random.fold_in(key, jnp.asarray(n).astype(jnp.uint32))
+  return key
+
+
+def order_random_ties(key: jax.Array, values: jax.Array) -> jax.Array:
+  """[K] int32 the indices of `values` [K] in decreasing order, equal values in a
+  uniformly random order (one uniform per arm, drawn from `key`, as the second sort
+  key; the index third). Ties are exact here, not `maxima`'s: a sort needs a
+  transitive order, and the averages it ranks (Sequential Halving's, a round's
+  rewards over equal counts) tie exactly where they tie at all."""
+  u = jax.random.uniform(key, values.shape)
+  index = jnp.arange(values.shape[-1], dtype=jnp.int32)
+  return jax.lax.sort((-values, u, index), num_keys=2)[2]

@@ -120,7 +120,7 @@ def test_racing_survivors_and_elimination_stop():
   params = rule.stop.init(jnp.array([0.1]), 3)
   # Mid-round (unequal counts): no elimination.
   mid = stats_of(fam, [500, 500, 499], [0.9, 0.5, 0.1])
-  _, _, stat, level = rule.stop.test(params, fam, mid, state)
+  _, _, stat, level = rule.stop.decide(jax.random.key(0), params, fam, mid, state)
   assert not bool(stat[0] > level[0])
   # End of a round, arms far apart: the worst arm goes, two remain.
   end = stats_of(fam, [500, 500, 500], [0.9, 0.5, 0.1])
@@ -128,7 +128,7 @@ def test_racing_survivors_and_elimination_stop():
   assert new.active.tolist() == [True, True, False] and int(arm) == 0
   # One arm left: the stop fires and answers it.
   last = state._replace(active=jnp.array([False, True, False]))
-  top, _, stat, level = rule.stop.test(params, fam, end, last)
+  top, _, stat, level = rule.stop.decide(jax.random.key(0), params, fam, end, last)
   assert bool(stat[0] > level[0]) and int(top) == 1
 
 

@@ -172,3 +172,44 @@ def test_tci_challenger_compiled_is_the_eager_one():
 
     assert int(challenger(lane_key, st)) == 1
     assert int(jax.jit(challenger)(lane_key, st)) == 1
+
+
+def test_order_random_ties_sorts_and_shuffles_each_tie_uniformly():
+  """Distinct values come in decreasing order; the three tied at 2.0 come first
+  in each of their 3! orders about equally often (chi-square over 6,000 keys,
+  rejected at p < 1e-4), then 1.0, then the two tied at 0.5 either way."""
+  values = jnp.array([1.0, 2.0, 0.5, 2.0, 2.0, 0.5])
+  keys = jax.random.split(jax.random.key(1), 6000)
+  orders = np.asarray(jax.vmap(lambda k: ties.order_random_ties(k, values))(keys))
+  assert (np.sort(orders[:, :3], axis=1) == [1, 3, 4]).all() and (orders[:, 3] == 0).all()
+  assert (np.sort(orders[:, 4:], axis=1) == [2, 5]).all()
+  _, counts = np.unique(orders[:, :3], axis=0, return_counts=True)
+  assert len(counts) == 6 and stats.chisquare(counts).pvalue > 1e-4, counts
+  np.testing.assert_array_equal(ties.order_random_ties(keys[0], jnp.arange(5.0)),
+                                [4, 3, 2, 1, 0])
+
+
+def test_tie_keys_depend_on_the_purpose_and_the_round_alone():
+  """tie_key is a function of (key, purpose, more): the same arguments the same
+  key, another purpose or round another."""
+  key = rule_key(raw_key(jax.random.key(2)), jnp.asarray(7))
+  data = lambda *a: tuple(np.asarray(jax.random.key_data(ties.tie_key(key, *a))).ravel())
+  assert data(ties.RECOMMEND) == data(ties.RECOMMEND)
+  assert len({data(ties.RECOMMEND), data(ties.ELIMINATE), data(ties.ELIMINATE, 1),
+              data(ties.ELIMINATE, 2)}) == 4
+
+
+def test_a_top_m_answer_at_a_budget_breaks_its_edge_at_random():
+  """top_m.answer_random_ties: the top m where the means are distinct at the edge
+  (the `answer` of the problem), and, with three means tied across the edge of the
+  top 2, the first arm plus each of the tied arms about equally often (chi-square,
+  p < 1e-4)."""
+  from jbai.problems.top_m import answer_random_ties
+  keys = jax.random.split(jax.random.key(3), 3000)
+  distinct = jnp.array([0.1, 0.7, 0.3, 0.9])
+  np.testing.assert_array_equal(answer_random_ties(keys[0], distinct, 2),
+                                jbai.problems.top_m(2).answer(distinct))
+  tied = jnp.array([0.9, 0.5, 0.1, 0.5, 0.5])
+  sets = np.asarray(jax.vmap(lambda k: answer_random_ties(k, tied, 2))(keys))
+  assert sets[:, 0].all() and (sets.sum(1) == 2).all() and not sets[:, 2].any()
+  assert stats.chisquare(sets[:, [1, 3, 4]].sum(0)).pvalue > 1e-4

@@ -347,7 +347,8 @@ def step(family: Family, rule: Rule, threshold, config: Config, lane: Lane):
   running = (lane.index >= 0) & ~lane.done
   stats = lane.stats
   if isinstance(threshold, Stop):  # another stopping rule: stop where glr > beta too
-    top, ch, glr, beta = threshold.test(config.thr_params, family, stats, lane.rule_state)
+    top, ch, glr, beta = threshold.decide(rule_key(lane.key, stats.t), config.thr_params,
+                                          family, stats, lane.rule_state)
   else:
     top, ch, glr = stopping_statistic(family, stats)
     beta = threshold.value(config.thr_params, family, stats, top, ch)

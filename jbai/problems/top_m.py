@@ -1,9 +1,10 @@
 """Top-m identification: the m arms with the largest means.
 
 The answer S is the set of the m largest means (an arm's index breaks a tie inside
-S or outside it; a tie across its edge, mu_(m) = mu_(m+1), has no answer). Another
-answer needs some i in S and j outside S with lambda_j > lambda_i, so the pieces
-are the pairs (i, j) in S x S^c, each costing the pair transport cost
+S or outside it; a tie across its edge, mu_(m) = mu_(m+1), has no answer; a run
+to a budget's empirical answer breaks ties at random instead: `answer_random_ties`).
+Another answer needs some i in S and j outside S with lambda_j > lambda_i, so the
+pieces are the pairs (i, j) in S x S^c, each costing the pair transport cost
 
   c_ij(w) = min_x w_i kl(mu_i, x) + w_j kl(mu_j, x)
 
@@ -51,6 +52,19 @@ def ranks(means):
   before = (means[None, :] > means[:, None]) | (
       (means[None, :] == means[:, None]) & (index[None, :] < index[:, None]))  # [a, b]
   return jnp.sum(before, axis=-1)
+
+
+def answer_random_ties(key, means, m: int):
+  """[K] bool the m largest of `means` [K], equal means in a uniformly random
+  order (one uniform per arm from `key`, then the index), where `answer` takes the
+  lower index: a run to a budget's empirical answer (`jbai.stops.budget`), which
+  then does not depend on the order of the arms. From comparisons, as `ranks`."""
+  u = jax.random.uniform(key, means.shape)
+  index = jnp.arange(means.shape[-1])
+  first = (u[None, :] > u[:, None]) | (
+      (u[None, :] == u[:, None]) & (index[None, :] < index[:, None]))  # b before a in a tie
+  before = (means[None, :] > means[:, None]) | ((means[None, :] == means[:, None]) & first)
+  return jnp.sum(before, axis=-1) < m
 
 
 def places(means, m: int):

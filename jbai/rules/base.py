@@ -35,10 +35,14 @@ it: differentiate it by finite differences with common random numbers
 (`jbai.finite_difference`).
 
 Recommendations. A rule answers an arm at every time, which a run to a budget
-records at its checkpoints (`jbai.budget`): `recommend(family, arm_stats,
-rule_state) -> arm`, by default the empirical best arm (`empirical_best`, the
-lowest index among equal sample means). An elimination rule answers the best of
-the arms it keeps (Successive Rejects, Sequential Halving). A rule whose sampling
+records at its checkpoints (`jbai.budget`): `recommend(key, family, arm_stats,
+rule_state) -> arm`, by default the empirical best arm (`empirical_best`, ties
+among equal sample means broken at random). `key` is the key of step t, the one
+`select` gets at the same t: a recommendation breaks its ties with
+`jbai.ties.tie_key(key, RECOMMEND)`, and an elimination that `recommend` replays
+(Successive Rejects' rejection at the end of a phase) with the same key as
+`select`, so that both reach it alike (docs/design/ties.md). An elimination rule
+answers the best of the arms it keeps (Successive Rejects, Sequential Halving). A rule whose sampling
 depends on the budget T (its phases are T's shares) keeps T in its state's field
 `budget`, which a run to a budget sets (`jbai.stops.budget.with_budget`), and says
 with `budget(K)` the smallest T it runs at; the others are anytime rules.
@@ -78,7 +82,7 @@ class Rule(NamedTuple):
   pulls: Optional[Callable[..., jax.Array]] = None  # block size after select, None: 1
   max_steps: Optional[int] = None  # default cap on a trial's rewards where its pulls
   #                                  come in blocks (None: jbai.core.inputs.DEFAULT_MAX_STEPS)
-  recommend: Optional[Callable[..., jax.Array]] = None  # (family, arm_stats, state) -> the
+  recommend: Optional[Callable[..., jax.Array]] = None  # (key, family, arm_stats, state) -> the
   #                                  arm it answers now (None: `empirical_best`)
   budget: Optional[Callable[[int], int]] = None  # a rule that samples with a budget T
   #                                  (its state's `budget`): K -> the smallest T; None: anytime
@@ -114,11 +118,15 @@ class Rule(NamedTuple):
     return not self == other
 
 
-def empirical_best(family: Family, arm_stats: ArmStats, rule_state) -> jax.Array:
+def empirical_best(key: jax.Array, family: Family, arm_stats: ArmStats,
+                   rule_state) -> jax.Array:
   """[] int32, the arm a rule answers by default at any time: the empirical best
-  arm, the lowest index among equal sample means (the GLLR stop's answer)."""
+  arm, ties among equal sample means (up to rounding, `jbai.ties.maxima`) broken
+  uniformly at random with the key of step t (`jbai.ties.tie_key`, RECOMMEND), so
+  that the answer does not depend on the order in which the arms are listed.
+  (The GLLR stop's answer, in fixed-confidence runs, is still the lowest index.)"""
   del family, rule_state
-  return ties.argmax(arm_stats.mean)
+  return ties.argmax_random_ties(ties.tie_key(key, ties.RECOMMEND), arm_stats.mean)
 
 
 def recommendation(rule: "Rule"):

@@ -8,11 +8,14 @@ compared and w is eliminated when the rule's test `eliminate(family, arm_stats,
 b, w, r, log_inv_delta)` says so (one elimination per round).
 The trial stops when one arm remains (`jbai.stops.elimination`, the rule's own
 stop), the answer that arm. Within a round the arms are pulled in index order.
-Ties for b and w go to the lowest index.
+Ties for b and w are broken uniformly at random (as EmilieKaufmann/BAI_epsBAI_code
+does), each with its own key from the key of the step at which the round ends
+(`jbai.ties.tie_key(key, ELIMINATE, 0 or 1)`). The arms tied for w at the end of a
+round have equal counts r, so which one goes out no longer depends on their order.
 
 `survivors` is the active set after the elimination that the current statistics
-trigger; the stop and `select` both call it, so the trial stops in the step of
-the last elimination.
+trigger; the stop and `select` both call it, with the same key of step t, so the
+trial stops in the step of the last elimination and both reach the same one.
 
 Sources checked: the papers' section numbers were not checked against their
 text (the stored copies here give only the first page of each). The round
@@ -21,7 +24,7 @@ structure was checked against the authors' Julia code, `KLRacing` and
 Kaufmann, 2016): every active arm is pulled once per round in index order, the
 best and the worst active arms are compared once the round is complete, at most
 one arm is eliminated per round, and ties for b and w go to the lowest index
-there too (its random pick among ties draws from a one-element set). Where they
+there (its random pick among ties draws from a one-element set). Where they
 differ: that code pulls every arm once and then runs a second round before its
 first test (its first test has r = 2), while jbai tests from the end of the
 first round (r = 1); and the later EmilieKaufmann/BAI_epsBAI_code (2020) breaks
@@ -46,16 +49,18 @@ class RacingState(NamedTuple):
 
 @cached
 def survivors_fn(eliminate):
-  """survivors(family, arm_stats, state) -> [K] bool for the elimination test."""
+  """survivors(key, family, arm_stats, state) -> [K] bool for the elimination test."""
 
-  def survivors(family, arm_stats, state):
+  def survivors(key, family, arm_stats, state):
     active = state.active
     big = jnp.iinfo(arm_stats.counts.dtype).max
     r = jnp.min(jnp.where(active, arm_stats.counts, big))
     round_done = (r >= 1) & (jnp.max(jnp.where(active, arm_stats.counts, -1)) == r)
     mean = arm_stats.mean
-    b = ties.argmax(jnp.where(active, mean, -jnp.inf))
-    w = ties.argmin(jnp.where(active, mean, jnp.inf))
+    b = ties.argmax_random_ties(ties.tie_key(key, ties.ELIMINATE, 0),
+                                jnp.where(active, mean, -jnp.inf))
+    w = ties.argmin_random_ties(ties.tie_key(key, ties.ELIMINATE, 1),
+                                jnp.where(active, mean, jnp.inf))
     drop = round_done & (jnp.sum(active) > 1) & eliminate(
         family, arm_stats, b, w, r, state.log_inv_delta)
     return active & ~(drop & (jnp.arange(active.shape[-1]) == w))
@@ -68,8 +73,7 @@ def _select_fn(eliminate):
   survivors = survivors_fn(eliminate)
 
   def select(key, family, arm_stats, state):
-    del key
-    active = survivors(family, arm_stats, state)
+    active = survivors(key, family, arm_stats, state)
     big = jnp.iinfo(arm_stats.counts.dtype).max
     arm = ties.argmin(jnp.where(active, arm_stats.counts, big))
     return arm, state._replace(active=active)
@@ -84,4 +88,4 @@ def racing_rule(name: str, eliminate, params: tuple) -> Rule:
     return RacingState(hyper(jnp.nan), jnp.ones(num_arms, bool))
 
   return Rule(name, init, _select_fn(eliminate), params,
-              stop=elimination(survivors_fn(eliminate), name))
+              stop=elimination(survivors_fn(eliminate), name, keyed=True))

@@ -10,16 +10,21 @@ times, and the ceil(|S_r| / 2) arms of highest average reward over round r's
 pulls stay (S_{r+1}). The arm left after the last round is the answer; the rounds
 take at most T rewards, and what the budget leaves after them goes to that arm.
 At any time the rule recommends the best of its active arms by their sample means
-over all their rewards (the lowest index among ties).
+over all their rewards (ties at random).
 
 Within a round the arm pulled is the arm of S_r with the fewest of the round's
 rewards, lowest index first; where the family draws a block of rewards in one go
 (Bernoulli, Gaussian) it takes its whole share of the round as one block
 (`pulls`), cut at the run's next checkpoint (`jbai.stops.budget`): the paper's
-round, arm after arm. Elsewhere the rewards come one at a time, the arms in turn. The averages of a round use its rewards alone (the paper's, what
-xuedong/BestArm.jl calls "with refresh"); ties for the arms that stay go to the
-lowest index. The budget is a runtime value of the state (`jbai.stops.budget`),
-at least K ceil(log2 K), so that every round pulls each of its arms at least once.
+round, arm after arm. Elsewhere the rewards come one at a time, the arms in turn.
+The averages of a round use its rewards alone (the paper's, what
+xuedong/BestArm.jl calls "with refresh"). Ties for the arms that stay (equal
+averages, exactly: `jbai.ties.order_random_ties`) are broken uniformly at random
+with the key of the step at which the round ends (`jbai.ties.tie_key(key,
+ELIMINATE, r)`), which `select` and `recommend` share; the recommendation breaks
+its ties at random too (RECOMMEND). The budget is a runtime value of the state
+(`jbai.stops.budget`), at least K ceil(log2 K), so that every round pulls each of
+its arms at least once.
 
 `halving_round` (the end of a round) and `halving_pull` (a pull within it) serve
 the anytime version too (`jbai.rules.anytime_halving`).
@@ -42,6 +47,7 @@ from jbai.builders import cached
 from jbai.rules.base import Rule
 from jbai.rules.successive_rejects import best_active
 from jbai.state import count_dtype
+from jbai.ties import first_index
 
 
 class HalvingState(NamedTuple):
@@ -67,10 +73,11 @@ def round_length(budget: jax.Array, active: jax.Array) -> jax.Array:
   return budget // (jnp.sum(active).astype(budget.dtype) * rounds(active.shape[-1]))
 
 
-def halving_round(arm_stats, state: HalvingState, budget: jax.Array) -> HalvingState:
+def halving_round(key, arm_stats, state: HalvingState, budget: jax.Array) -> HalvingState:
   """The state after every round that the counts have completed (a loop of as
   many passes as rounds end now, mostly none): each keeps the ceil(|S_r|/2) arms
-  of highest average over the round's rewards, then starts the next round."""
+  of highest average over the round's rewards, ties at random by
+  tie_key(key, ELIMINATE, r), then starts the next round."""
   num_arms = arm_stats.counts.shape[-1]
   sums = arm_stats.stats[..., 0]
 
@@ -82,7 +89,7 @@ def halving_round(arm_stats, state: HalvingState, budget: jax.Array) -> HalvingS
   def halve(s):
     pulled = jnp.maximum(arm_stats.counts - s.start_counts, 1).astype(sums.dtype)
     average = jnp.where(s.active, (sums - s.start_sums) / pulled, -jnp.inf)
-    order = jnp.argsort(-average, stable=True)  # the best first, lowest index among ties
+    order = ties.order_random_ties(ties.tie_key(key, ties.ELIMINATE, s.round), average)
     keep = (jnp.sum(s.active) + 1) // 2
     stays = jnp.zeros(num_arms, bool).at[order].set(jnp.arange(num_arms) < keep)
     return s._replace(active=s.active & stays, round=s.round + 1,
@@ -93,13 +100,12 @@ def halving_round(arm_stats, state: HalvingState, budget: jax.Array) -> HalvingS
 
 def halving_pull(arm_stats, state: HalvingState, budget: jax.Array) -> jax.Array:
   """[] int32, the next pull of the round: the arm of S_r with the fewest of the
-  round's rewards below t_r (lowest index first), else (one arm left) the best
-  active arm."""
+  round's rewards below t_r (lowest index first), else (one arm left) that arm."""
   pulled = arm_stats.counts - state.start_counts
   needs = state.active & (pulled < round_length(budget, state.active))
   big = jnp.iinfo(pulled.dtype).max
   fewest = ties.argmin(jnp.where(needs, pulled, big))
-  last = best_active(arm_stats.mean, state.active)
+  last = first_index(state.active)
   return jnp.where(jnp.any(needs), fewest, last).astype(jnp.int32)
 
 
@@ -134,13 +140,14 @@ def sequential_halving() -> Rule:
     return initial_state(num_arms, min_budget(num_arms))
 
   def select(key, family, arm_stats, state):
-    del key, family
-    state = halving_round(arm_stats, state, state.budget)
+    del family
+    state = halving_round(key, arm_stats, state, state.budget)
     return halving_pull(arm_stats, state, state.budget), state
 
-  def recommend(family, arm_stats, state):
+  def recommend(key, family, arm_stats, state):
     del family
-    return best_active(arm_stats.mean, halving_round(arm_stats, state, state.budget).active)
+    active = halving_round(key, arm_stats, state, state.budget).active
+    return best_active(ties.tie_key(key, ties.RECOMMEND), arm_stats.mean, active)
 
   def pulls(family, arm_stats, state, arm):
     del family

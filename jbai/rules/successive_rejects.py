@@ -11,16 +11,22 @@ has n_k rewards (n_k - n_{k-1} more), then the active arm of lowest sample mean
 is rejected. The arm left after phase K - 1 is the answer. The phases take
 n_1 + ... + n_{K-1} + n_{K-1} <= n rewards; what the budget leaves after them
 goes to the last arm, which changes nothing. At any time the rule recommends the
-best of its active arms (sample means, lowest index among ties).
+best of its active arms (sample means, ties at random).
 
 Within a phase the arm pulled is the active arm with the fewest rewards, lowest
 index first; where the family draws a block of rewards in one go (Bernoulli,
 Gaussian: `jbai.families.Family.sample_block`) that arm takes its whole share of
 the phase as one block (`pulls`), cut at the run's next checkpoint
 (`jbai.stops.budget`): the paper's phase, arm after arm, at the cost of one
-step per block. Elsewhere the rewards come one at a time, the arms in turn. Ties for the rejection (equal
-sample means, which the paper leaves to chance) go to the highest index, so that
-the answer is the lowest-index arm of a tie, as the recommendation is. The budget
+step per block. Elsewhere the rewards come one at a time, the arms in turn.
+
+Ties for the rejection (equal sample means, up to rounding: `jbai.ties.maxima`)
+are broken uniformly at random, as the paper's "ties broken arbitrarily" reads
+when the arms' order must not matter, with the key of the step at which the phase
+ends (`jbai.ties.tie_key(key, ELIMINATE, k)`): `select` and `recommend` at that
+step replay the same rejection. The recommendation breaks its ties at random too
+(RECOMMEND). The n_k are computed on the host in float64 when the run sets the
+budget (`phase_lengths`), so that a float32 run has the same phases. The budget
 n is a runtime value of the state (`jbai.stops.budget`): every budget shares one
 compiled program. A phase whose n_k equals n_{k-1} (a small budget) ends at
 once, with the rejection it owes.
@@ -43,12 +49,22 @@ from jbai import ties
 from jbai.builders import cached
 from jbai.rules.base import Rule
 from jbai.state import count_dtype
+from jbai.ties import first_index
 
 
 class SuccessiveRejectsState(NamedTuple):
-  budget: jax.Array  # [] count_dtype(), the budget n (a runtime value)
-  active: jax.Array  # [K] bool, the arms not yet rejected
-  phase: jax.Array   # [] int32, the current phase k (K when every rejection is made)
+  budget: jax.Array   # [] count_dtype(), the budget n (a runtime value)
+  active: jax.Array   # [K] bool, the arms not yet rejected
+  phase: jax.Array    # [] int32, the current phase k (K when every rejection is made)
+  lengths: jax.Array  # [K] count_dtype(), n_k for k < K (`phase_lengths`, runtime values)
+
+  def with_budget(self, budget) -> "SuccessiveRejectsState":
+    """The state for a run to budget n (`jbai.stops.budget.with_budget`): n and
+    the phase lengths it gives."""
+    num_arms = self.active.shape[-1]
+    return self._replace(budget=jnp.asarray(budget, self.budget.dtype),
+                         lengths=jnp.asarray(phase_lengths(budget, num_arms),
+                                             self.lengths.dtype))
 
 
 def min_budget(num_arms: int) -> int:
@@ -61,35 +77,45 @@ def log_bar(num_arms: int) -> float:
   return 0.5 + float(np.sum(1.0 / np.arange(2, num_arms + 1)))
 
 
-def phase_length(budget: jax.Array, phase: jax.Array, num_arms: int) -> jax.Array:
-  """n_k, the rewards each active arm has by the end of phase k (0 for k = 0)."""
-  dtype = jnp.result_type(float)
-  n = (budget - num_arms).astype(dtype) / (log_bar(num_arms) * (num_arms + 1 - phase))
-  return jnp.where(phase > 0, jnp.ceil(n), 0).astype(budget.dtype)
+def phase_lengths(budget: int, num_arms: int) -> np.ndarray:
+  """[K] int64 n_k for k = 0, ..., K - 1 (n_0 = 0), in float64 on the host: exact
+  at any budget a count holds, where the float32 of a run without x64 could round
+  the quotient across an integer and put n_k one off."""
+  k = np.arange(1, num_arms)
+  n = np.ceil((int(budget) - num_arms) / (log_bar(num_arms) * (num_arms + 1 - k)))
+  return np.concatenate([[0], n]).astype(np.int64)
 
 
-def best_active(mean: jax.Array, active: jax.Array) -> jax.Array:
-  """[] int32, the active arm of highest sample mean, lowest index among ties."""
-  return ties.argmax(jnp.where(active, mean, -jnp.inf))
+def phase_length(state: "SuccessiveRejectsState", phase: jax.Array) -> jax.Array:
+  """n_k, the rewards each active arm has by the end of phase k (0 for k = 0 and
+  k = K), read from the state's table."""
+  lengths = state.lengths
+  return jnp.sum(jnp.where(jnp.arange(lengths.shape[-1]) == phase, lengths, 0))
 
 
-def worst_active(mean: jax.Array, active: jax.Array) -> jax.Array:
-  """[] int32, the active arm of lowest sample mean, highest index among ties."""
-  num_arms = mean.shape[-1]
-  return num_arms - 1 - ties.argmin(jnp.where(active, mean, jnp.inf)[::-1])
+def best_active(key: jax.Array, mean: jax.Array, active: jax.Array) -> jax.Array:
+  """[] int32, the active arm of highest sample mean, ties broken at random by
+  `key` (a `jbai.ties.tie_key`)."""
+  return ties.argmax_random_ties(key, jnp.where(active, mean, -jnp.inf))
 
 
-def _advance(arm_stats, state: SuccessiveRejectsState) -> SuccessiveRejectsState:
+def worst_active(key: jax.Array, mean: jax.Array, active: jax.Array) -> jax.Array:
+  """[] int32, the active arm of lowest sample mean, ties broken at random by `key`."""
+  return ties.argmin_random_ties(key, jnp.where(active, mean, jnp.inf))
+
+
+def _advance(key, arm_stats, state: SuccessiveRejectsState) -> SuccessiveRejectsState:
   """The state after every phase that the counts have completed: each rejects
-  its worst active arm (a loop of as many passes as phases end now, mostly none)."""
+  its worst active arm, ties at random by tie_key(key, ELIMINATE, k) for phase k
+  (a loop of as many passes as phases end now, mostly none)."""
   num_arms = arm_stats.counts.shape[-1]
 
   def done(s):
-    target = phase_length(s.budget, s.phase, num_arms)
+    target = phase_length(s, s.phase)
     return (s.phase < num_arms) & jnp.all(~s.active | (arm_stats.counts >= target))
 
   def reject(s):
-    worst = worst_active(arm_stats.mean, s.active)
+    worst = worst_active(ties.tie_key(key, ties.ELIMINATE, s.phase), arm_stats.mean, s.active)
     return s._replace(active=s.active & (jnp.arange(num_arms) != worst), phase=s.phase + 1)
 
   return jax.lax.while_loop(done, reject, state)
@@ -109,28 +135,30 @@ def successive_rejects() -> Rule:
   """
 
   def init(num_arms):
-    return SuccessiveRejectsState(budget=jnp.asarray(num_arms + 1, count_dtype()),
-                                  active=jnp.ones(num_arms, bool),
-                                  phase=jnp.asarray(1, jnp.int32))
+    return SuccessiveRejectsState(
+        budget=jnp.asarray(num_arms + 1, count_dtype()), active=jnp.ones(num_arms, bool),
+        phase=jnp.asarray(1, jnp.int32),
+        lengths=jnp.asarray(phase_lengths(num_arms + 1, num_arms), count_dtype()))
 
   def select(key, family, arm_stats, state):
-    del key, family
-    state = _advance(arm_stats, state)
+    del family
+    state = _advance(key, arm_stats, state)
     num_arms = arm_stats.counts.shape[-1]
-    target = phase_length(state.budget, state.phase, num_arms)
+    target = phase_length(state, state.phase)
     needs = state.active & (arm_stats.counts < target)
     big = jnp.iinfo(arm_stats.counts.dtype).max
     fewest = ties.argmin(jnp.where(needs, arm_stats.counts, big))
-    last = best_active(arm_stats.mean, state.active)  # after the last phase: the answer
+    last = first_index(state.active)  # after the last phase: the one arm left
     return jnp.where(jnp.any(needs), fewest, last).astype(jnp.int32), state
 
-  def recommend(family, arm_stats, state):
+  def recommend(key, family, arm_stats, state):
     del family
-    return best_active(arm_stats.mean, _advance(arm_stats, state).active)
+    active = _advance(key, arm_stats, state).active
+    return best_active(ties.tie_key(key, ties.RECOMMEND), arm_stats.mean, active)
 
   def pulls(family, arm_stats, state, arm):  # the arm's share of the phase; the last: all
     del family
-    target = phase_length(state.budget, state.phase, arm_stats.counts.shape[-1])
+    target = phase_length(state, state.phase)
     share = target - jnp.sum(jnp.where(jnp.arange(arm_stats.counts.shape[-1]) == arm,
                                        arm_stats.counts, 0))
     return jnp.where(state.phase < arm_stats.counts.shape[-1], share,

@@ -83,10 +83,10 @@ def _select(key, family, arm_stats, state):
   return jnp.where(jnp.min(counts) == 0, least_sampled(counts), arm).astype(jnp.int32), state
 
 
-def _recommend(family, arm_stats, state):
+def _recommend(key, family, arm_stats, state):
   state = _best(arm_stats, state)
   return jnp.where(state.best_arm >= 0, state.best_arm,
-                   empirical_best(family, arm_stats, state)).astype(jnp.int32)
+                   empirical_best(key, family, arm_stats, state)).astype(jnp.int32)
 
 
 def ugape_b(a: float = 1.0) -> Rule:

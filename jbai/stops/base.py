@@ -13,7 +13,10 @@ answers a set of arms, `Stop.problem`), an arm `ch` it was told apart from, and
 [D] floats: the trial stops for level delta_d at the first t with
 stat[d] > level[d] (so that the engine's step treats a GLLR threshold and a stop
 alike, `jbai.core.lane.step`). A stop may read the rule's state (the elimination
-stop reads the active set).
+stop reads the active set). A stop that breaks ties at random (`keyed`: a run to a
+budget's recommendation, a race's elimination) takes the key of step t first,
+test(key, params, family, arm_stats, rule_state), the key the rule's `select` gets
+at the same t (`jbai.ties.tie_key`); `Stop.decide` calls either form.
 
 Delta in the sampling. These rules' *sampling* depends on delta (their
 confidence bounds use beta(t, delta)), unlike the GLLR rules, where one
@@ -56,6 +59,14 @@ class Stop(NamedTuple):
   problem: Any = None  # the question it answers (a `jbai.problems.Problem` whose answer
   #                      is a set of arms: `test`'s top is then a [K] bool mask); None:
   #                      the best arm (top an arm)
+  keyed: bool = False  # test takes the key of step t first (its ties broken at random)
+
+  def decide(self, key, params, family, arm_stats, rule_state) -> tuple:
+    """`test` at step t, given that step's key (`jbai.core.lane.rule_key`), which
+    a `keyed` stop reads and any other ignores."""
+    if self.keyed:
+      return self.test(key, params, family, arm_stats, rule_state)
+    return self.test(params, family, arm_stats, rule_state)
 
   def __repr__(self):
     return f"{self.name}({', '.join(f'{k}={v}' for k, v in self.params)})"

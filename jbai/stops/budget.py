@@ -11,6 +11,12 @@ t_c rewards, for every c, and ends at T, the run's cap. Its rewards are those of
 the same trial of `jbai.simulate` with the same key: the rule's choices and the
 arms' reward streams depend on the trial's index and the time alone.
 
+The stop is `keyed`: its test gets the key of step t, and the recommendation
+breaks its ties at random from it (`jbai.ties.tie_key`), as does a set answer's
+(top-m: equal MLEs across the edge of the top m at random). A recommendation at
+t_c so depends on the trial, t_c and the statistics then, never on which other
+checkpoints the run records.
+
 The checkpoints are runtime values (`init` hands them on as the stop's params):
 one compiled program serves every budget and every list of C checkpoints. A rule
 that pulls in blocks (`jbai.rules.Rule.pulls`: Successive Rejects' phases) ends
@@ -27,8 +33,10 @@ from typing import Any
 import jax.numpy as jnp
 
 from jbai.builders import cached
+from jbai.problems.top_m import NAME as TOP_M, answer_random_ties
 from jbai.state import count_dtype
 from jbai.stops.base import Stop
+from jbai.ties import RECOMMEND, tie_key
 
 NAME = "budget"
 BUDGET_FIELD = "budget"  # the rule-state field of a rule that samples with the budget
@@ -58,18 +66,28 @@ def budget_stop(recommend, problem=None) -> Stop:
     del num_arms
     return jnp.asarray(checkpoints, count_dtype())
 
-  def test(params, family, arm_stats, rule_state):
+  def test(key, params, family, arm_stats, rule_state):
     t = jnp.broadcast_to(arm_stats.t, params.shape)
     if sets:
-      return asked.answer(arm_stats.mle), jnp.zeros((), jnp.int32), t, params - 1
-    answer = recommend(family, arm_stats, rule_state).astype(jnp.int32)
+      answer = set_answer(asked, tie_key(key, RECOMMEND), arm_stats.mle)
+      return answer, jnp.zeros((), jnp.int32), t, params - 1
+    answer = recommend(key, family, arm_stats, rule_state).astype(jnp.int32)
     return answer, answer, t, params - 1  # crossed where t > t_c - 1: t = t_c
 
   def until(params, t):  # the next checkpoint: a block of pulls ends there
     return jnp.min(jnp.where(params > t, params, jnp.max(params)))
 
   return Stop(NAME, init, test, () if asked is None else (("problem", asked),),
-              until=until, problem=asked)
+              until=until, problem=asked, keyed=True)
+
+
+def set_answer(asked, key, mle):
+  """[K] bool the empirical answer of a question whose answer is a set: top-m's
+  with its ties broken at random (`jbai.problems.top_m.answer_random_ties`), any
+  other's `answer` of the MLEs (the arms above a level: no arm order enters)."""
+  if asked.name == TOP_M:
+    return answer_random_ties(key, mle, dict(asked.params)["m"])
+  return asked.answer(mle)
 
 
 def is_budget(stop) -> bool:
@@ -84,8 +102,11 @@ def takes_budget(rule_state) -> bool:
 
 def with_budget(rule_state, budget) -> Any:
   """The rule's state with the run's budget T set (unchanged for a rule whose
-  sampling does not depend on it)."""
+  sampling does not depend on it); a state with a `with_budget(T)` method sets it
+  itself (Successive Rejects' phase lengths, computed from T on the host)."""
   if not takes_budget(rule_state):
     return rule_state
+  if hasattr(rule_state, "with_budget"):  # a state that derives more from T (its own)
+    return rule_state.with_budget(budget)
   old = getattr(rule_state, BUDGET_FIELD)
   return rule_state._replace(**{BUDGET_FIELD: jnp.asarray(budget, old.dtype)})

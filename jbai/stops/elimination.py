@@ -25,8 +25,9 @@ def _init(delta, num_arms):
 
 @cached
 def _test_fn(survivors):
-  def test(params, family, arm_stats, rule_state):
-    active = survivors(family, arm_stats, rule_state)
+  def test(*args):
+    params, family, arm_stats, rule_state = args[-4:]
+    active = survivors(*args[:-4], family, arm_stats, rule_state)  # the key where keyed
     top = jnp.argmax(active).astype(jnp.int32)
     one = (jnp.sum(active) == 1).astype(arm_stats.mean.dtype)
     stat = jnp.broadcast_to(one, jnp.shape(params)).astype(arm_stats.mean.dtype)
@@ -34,14 +35,18 @@ def _test_fn(survivors):
   return test
 
 
-def elimination(survivors, rule_name: str) -> Stop:
+def elimination(survivors, rule_name: str, keyed: bool = False) -> Stop:
   """The stop of an eliminating rule: one arm left in `survivors`.
 
   Args:
-    survivors: survivors(family, arm_stats, rule_state) -> [K] bool.
+    survivors: survivors(family, arm_stats, rule_state) -> [K] bool, or, `keyed`,
+      survivors(key, family, arm_stats, rule_state) with the key of step t (ties
+      broken at random: `jbai.stops.base.Stop.keyed`).
     rule_name: the rule it serves (the only one).
+    keyed: whether survivors takes the key.
 
   Returns:
     The stop.
   """
-  return Stop("elimination", _init, _test_fn(survivors), (), rules=(rule_name,))
+  return Stop("elimination", _init, _test_fn(survivors), (), rules=(rule_name,),
+              keyed=keyed)
