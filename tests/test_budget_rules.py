@@ -82,7 +82,7 @@ def test_adaptive_ucb_e_phases_and_estimate_follow_the_paper():
   nk = [math.ceil((n - num_arms) / (log_bar(num_arms) * (num_arms + 1 - k)))
         for k in range(1, num_arms)]
   want = [sum(nk[:k - 1]) + (num_arms - k + 1) * nk[k - 1] for k in range(1, num_arms)]
-  got = adaptive_lib.phase_ends(jnp.asarray(n, jnp.int32), num_arms)
+  got = adaptive_lib.phase_ends(n, num_arms)
   assert got.tolist() == want and want[-1] <= n
   mean = jnp.array([0.3, 0.5, 0.45, 0.1, 0.4])
   gaps = np.sort(0.5 - np.array(mean))  # 0, 0.05, 0.1, 0.2, 0.4

@@ -119,15 +119,18 @@ def test_a_traced_budget_reuses_the_program_and_gives_the_trials_of_a_concrete_o
 
   def correct(horizon):
     traces.append(horizon)
-    return jbai.rollout(jax.random.key(3), "bernoulli", [0.5, 0.4, 0.3], "successive-rejects",
+    return jbai.rollout(jax.random.key(3), "bernoulli", [0.5, 0.4, 0.3], "sequential-halving",
                         None, 32, budget=horizon, scores=False).answer
 
   run = jax.jit(correct)
   for horizon in (40, 90):
     np.testing.assert_array_equal(run(horizon), jbai.rollout(
-        jax.random.key(3), "bernoulli", [0.5, 0.4, 0.3], "successive-rejects", None, 32,
+        jax.random.key(3), "bernoulli", [0.5, 0.4, 0.3], "sequential-halving", None, 32,
         budget=horizon, scores=False).answer)
   assert len(traces) == 1  # one program for both budgets
+  with pytest.raises(TypeError, match="'successive-rejects' computes its phases from the budget"):
+    jax.jit(lambda t: jbai.rollout(jax.random.key(0), "bernoulli", [0.5, 0.4, 0.3],
+                                   "successive-rejects", None, 4, budget=t))(30)
   with pytest.raises(TypeError, match=r"checkpoints=\[10\] need the budget's value"):
     jax.jit(lambda t: jbai.rollout(jax.random.key(0), "bernoulli", [0.5, 0.4, 0.3], "uniform",
                                    None, 4, budget=t, checkpoints=[10]))(30)

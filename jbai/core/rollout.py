@@ -269,6 +269,9 @@ def _checkpoint_levels(family, rule, stop, rule_state, budget, checkpoints, num_
   checkpoints but T (`budget_lib.traced_budget`)."""
   if not inputs.concrete(budget):
     budget_lib.check_rule(family, rule, num_arms, stop.problem)
+    if hasattr(rule_state, "with_budget"):  # tables derived from T on the host
+      raise TypeError(f"rule {rule.name!r} computes its phases from the budget on the host "
+                      "(exact in float64): give a concrete budget, not a traced one")
     horizon = budget_lib.traced_budget(budget, checkpoints)
     return (horizon, 1, stop.init(horizon.reshape(1), num_arms),
             stops.with_budget(rule_state, horizon), True)

@@ -44,10 +44,11 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jbai.builders import cached
 from jbai.rules.base import Rule, hyper
-from jbai.rules.successive_rejects import min_budget, phase_length
+from jbai.rules.successive_rejects import min_budget, phase_lengths
 from jbai.rules.ucb_e import check_positive, ucb_index
 from jbai.state import count_dtype
 from jbai.stops import bounds as bounds_lib
@@ -58,14 +59,23 @@ class AdaptiveUcbeState(NamedTuple):
   budget: jax.Array  # [] count_dtype(), the budget n (a runtime value)
   phase: jax.Array   # [] int32, the current phase k (0 to K - 1)
   h: jax.Array       # [] float, H_hat_k of the current phase
+  ends: jax.Array    # [K - 1] count_dtype(), t_1, ..., t_{K-1} (`phase_ends`, runtime values)
+
+  def with_budget(self, budget) -> "AdaptiveUcbeState":
+    """The state for a run to budget n (`jbai.stops.budget.with_budget`): n and
+    the ends of the phases it gives."""
+    return self._replace(budget=jnp.asarray(budget, self.budget.dtype),
+                         ends=jnp.asarray(phase_ends(budget, self.ends.shape[-1] + 1),
+                                          self.ends.dtype))
 
 
-def phase_ends(budget: jax.Array, num_arms: int) -> jax.Array:
-  """[K - 1] t_1, ..., t_{K-1}: t_k = n_1 + ... + n_{k-1} + (K - k + 1) n_k."""
-  k = jnp.arange(1, num_arms)
-  n = phase_length(budget, k, num_arms)                       # [K - 1] n_k
-  before = jnp.cumsum(n) - n                                  # n_1 + ... + n_{k-1}
-  return before + (num_arms - k + 1).astype(n.dtype) * n
+def phase_ends(budget: int, num_arms: int) -> np.ndarray:
+  """[K - 1] int64 t_1, ..., t_{K-1}: t_k = n_1 + ... + n_{k-1} + (K - k + 1) n_k,
+  with Successive Rejects' n_k computed on the host (`phase_lengths`, exact in
+  float64 where a float32 run could put n_k one off)."""
+  n = phase_lengths(budget, num_arms)[1:]                     # [K - 1] n_k
+  k = np.arange(1, num_arms)
+  return np.cumsum(n) - n + (num_arms - k + 1) * n
 
 
 def complexity(mean: jax.Array, phase: jax.Array) -> jax.Array:
@@ -80,8 +90,7 @@ def complexity(mean: jax.Array, phase: jax.Array) -> jax.Array:
 def _advance(arm_stats, state: AdaptiveUcbeState) -> AdaptiveUcbeState:
   """The state in the phase of the next pull: k = #{t_k <= t}, with H_hat_k
   estimated now where the phase has changed."""
-  num_arms = arm_stats.counts.shape[-1]
-  phase = jnp.sum(phase_ends(state.budget, num_arms) <= arm_stats.t).astype(jnp.int32)
+  phase = jnp.sum(state.ends <= arm_stats.t).astype(jnp.int32)
   moved = phase > state.phase
   return state._replace(phase=jnp.maximum(phase, state.phase),
                         h=jnp.where(moved, complexity(arm_stats.mean, phase), state.h))
@@ -115,8 +124,10 @@ def adaptive_ucb_e(c: float = 1.0) -> Rule:
   c = check_positive("c", c)
 
   def init(num_arms):
-    return AdaptiveUcbeState(c=hyper(c), budget=jnp.asarray(min_budget(num_arms), count_dtype()),
-                             phase=jnp.asarray(0, jnp.int32), h=hyper(num_arms))
+    smallest = min_budget(num_arms)
+    return AdaptiveUcbeState(c=hyper(c), budget=jnp.asarray(smallest, count_dtype()),
+                             phase=jnp.asarray(0, jnp.int32), h=hyper(num_arms),
+                             ends=jnp.asarray(phase_ends(smallest, num_arms), count_dtype()))
 
   return Rule("adaptive-ucb-e", init, _select_fn(), (("c", c),), runtime=("c",),
               budget=min_budget)
