@@ -45,7 +45,7 @@ from jbai.problems.base import statistic
 from jbai.problems.best_arm import best_arm
 from jbai.random import prng
 from jbai.rules.base import Rule
-from jbai.state import ArmStats, count_dtype, empty_stats, observe, observe_block
+from jbai.state import ArmStats, count_dtype, empty_stats, observe, observe_piece
 from jbai.stops.base import Stop
 
 
@@ -85,6 +85,22 @@ class Scores(NamedTuple):
   prev_policy: Any = ()    # {name: [*P] float}, the rule's score after t - 1 steps
 
 
+class Block(NamedTuple):
+  """The block of pulls a lane is taking (`takes_blocks`; all zeros before the first).
+
+  The block holds the `length` rewards of arm `arm` numbered first, ...,
+  first + length - 1 in its stream; `total` is their summed statistics and `base`
+  the arm's statistics before them. It is pending while the arm's count is below
+  first + length.
+  """
+
+  arm: jax.Array      # [] int32
+  first: jax.Array    # [] count_dtype(), the arm's count when the block began
+  length: jax.Array   # [] count_dtype(), its rewards (0: no block yet)
+  total: jax.Array    # [S] float, their summed sufficient statistics
+  base: jax.Array     # [S] float, the arm's summed statistics before them
+
+
 class Lane(NamedTuple):
   """One lane of the pool, running one trial (or idle)."""
 
@@ -97,6 +113,7 @@ class Lane(NamedTuple):
   answer: jax.Array   # [D] int32, answer at that crossing ([D, K] bool: a set of arms)
   done: jax.Array     # [] bool, trial ended, result not yet written
   scores: Any         # Scores, or () without scores
+  block: Any = ()     # Block where the lane takes blocks of pulls (`takes_blocks`), else ()
 
 
 class Config(NamedTuple):
@@ -242,7 +259,51 @@ def start(family: Family, rule: Rule, config: Config, index, num_arms: int,
       answer=(jnp.zeros(n_deltas, jnp.int32) if answer is None else
               jnp.broadcast_to(answer, (n_deltas,) + answer.shape)),
       done=jnp.asarray(False),
-      scores=initial_scores(family, rule, config, num_arms, n_deltas) if scores else ())
+      scores=initial_scores(family, rule, config, num_arms, n_deltas) if scores else (),
+      block=empty_block(family, dtype) if takes_blocks(family, rule) else ())
+
+
+def takes_blocks(family: Family, rule: Rule) -> bool:
+  """Whether a lane takes the rule's blocks of pulls (`Rule.pulls`) through its
+  `Block`: the family draws a block's statistics in one go and splits them."""
+  return (rule.pulls is not None and family.sample_block is not None
+          and family.split_block is not None)
+
+
+def empty_block(family: Family, dtype) -> Block:
+  zero = jnp.zeros((), count_dtype())
+  stat = jnp.zeros((family.stat_dim,), dtype)
+  return Block(arm=jnp.zeros((), jnp.int32), first=zero, length=zero, total=stat, base=stat)
+
+
+def block_prefix(family: Family, key: jax.Array, block: Block, q: jax.Array) -> jax.Array:
+  """[S] the summed statistics of the block's first q rewards, 0 <= q <= length.
+
+  The block [0, L) is split in halves top-down: a node [lo, hi) whose rewards sum
+  to s splits at mid = lo + (hi - lo) // 2 into a left part drawn from its
+  conditional law given s (`Family.split_block`), under the key of the reward the
+  right half begins with, reward_key(arm, first + mid), and the descent goes on in
+  the half that holds q until q is an end of the node. So the sum of the first q
+  rewards is a function of the trial, the block and q alone, whatever other
+  prefixes were read; q = L is the block's total itself, with no split.
+  """
+  def inside(carry):
+    lo, hi, _, _ = carry
+    return (q > lo) & (q < hi)
+
+  def halve(carry):
+    lo, hi, s, acc = carry
+    mid = lo + (hi - lo) // 2
+    left = family.split_block(reward_key(key, block.arm, block.first + mid), hi - lo, s,
+                              mid - lo)
+    right = q >= mid
+    return (jnp.where(right, mid, lo), jnp.where(right, hi, mid),
+            jnp.where(right, s - left, left), jnp.where(right, acc + left, acc))
+
+  lo, hi, s, acc = jax.lax.while_loop(
+      inside, halve, (jnp.zeros_like(block.length), block.length, block.total,
+                      jnp.zeros_like(block.total)))
+  return jnp.where(q >= hi, acc + s, acc)
 
 
 def _keep(advance, new, old):
@@ -351,7 +412,14 @@ def step(family: Family, rule: Rule, threshold, config: Config, lane: Lane):
   else:
     top, ch, glr = stopping_statistic(family, stats)
     beta = threshold.value(config.thr_params, family, stats, top, ch)
-  crossed = (lane.tau == 0) & (glr > beta) & running
+  blocks = takes_blocks(family, rule)
+  until = (threshold.until if isinstance(threshold, Stop) and threshold.until is not None
+           else None)
+  pending = blocks and _pending(stats, lane.block)
+  # Mid-block (a run with scores takes a reward a step), a stop without `until`
+  # is consulted only where the same trial without scores would be: at a block's end.
+  seen = running if until is not None or not blocks else running & ~pending
+  crossed = (lane.tau == 0) & (glr > beta) & seen
   tau = jnp.where(crossed, stats.t, lane.tau)
   answer = jnp.where(crossed if lane.answer.ndim == 1 else crossed[:, None], top, lane.answer)
   ends = running & (jnp.all(tau > 0) | (stats.t >= config.max_steps))
@@ -360,16 +428,20 @@ def step(family: Family, rule: Rule, threshold, config: Config, lane: Lane):
   k_reward = reward_key(lane.key, arm, pulls_of(stats, arm))
   advance = running & ~ends
   scores = lane.scores
-  if rule.pulls is not None and family.sample_block is not None and not scores:
-    # A block of pulls of one arm (jbai.rules.base), at most the steps left, and
-    # up to the next time the stop must see (a budget run's next checkpoint).
-    left = config.max_steps - stats.t
-    if isinstance(threshold, Stop) and threshold.until is not None:
-      left = jnp.minimum(left, threshold.until(config.thr_params, stats.t) - stats.t)
-    n = jnp.clip(rule.pulls(family, stats, rule_state, arm), 1,
-                 jnp.maximum(left, 1)).astype(stats.t.dtype)
-    block = family.sample_block(k_reward, lane.means[arm], n)
-    new_stats = observe_block(family, stats, arm, n, block)
+  block = lane.block
+  if blocks:
+    block, arm, rule_state = _next_block(family, rule, config, lane, arm, rule_state,
+                                         k_reward, pending)
+    # The block's next piece: one reward with scores, else up to its end or the
+    # next time the stop must see (a budget run's next checkpoint).
+    taken = pulls_of(stats, arm) - block.first
+    m = block.length - taken
+    if until is not None:
+      m = jnp.minimum(m, until(config.thr_params, stats.t) - stats.t)
+    m = jnp.ones_like(m) if scores else jnp.maximum(m, 1)
+    row = block.base + block_prefix(family, lane.key, block, taken + m)
+    new_stats = observe_piece(family, stats, arm, m, row)
+    reward = (row - stats.stats[arm])[0]  # the reward taken, with scores
   else:
     reward = family.sample(k_reward, lane.means[arm])
     new_stats = observe(family, stats, arm, reward)
@@ -379,5 +451,29 @@ def step(family: Family, rule: Rule, threshold, config: Config, lane: Lane):
                             features(stats.t, glr, lane.means.dtype))
   lane = lane._replace(stats=_keep(advance, new_stats, stats),
                        rule_state=_keep(advance, rule_state, lane.rule_state),
-                       tau=tau, answer=answer, done=lane.done | ends, scores=scores)
+                       tau=tau, answer=answer, done=lane.done | ends, scores=scores,
+                       block=_keep(advance, block, lane.block))
   return lane, advance
+
+
+def _pending(stats: ArmStats, block: Block) -> jax.Array:
+  """[] bool, whether the lane is inside a block: its arm's count is below the end."""
+  return pulls_of(stats, block.arm) - block.first < block.length
+
+
+def _next_block(family: Family, rule: Rule, config: Config, lane: Lane, arm, rule_state,
+                k_reward, pending):
+  """(block, arm, rule_state) of this step: the pending block, its arm and the
+  rule's state as they were (the rule chose once, at the block's start), else a
+  new block of the arm selected now, of clip(pulls, 1, max_steps - t) rewards
+  (never cut by a checkpoint) whose total is drawn under the key of its first
+  reward (`Family.sample_block`)."""
+  stats = lane.stats
+  length = jnp.clip(rule.pulls(family, stats, rule_state, arm), 1,
+                    jnp.maximum(config.max_steps - stats.t, 1)).astype(stats.t.dtype)
+  fresh = Block(arm=jnp.asarray(arm, jnp.int32), first=pulls_of(stats, arm), length=length,
+                total=family.sample_block(k_reward, lane.means[arm], length).astype(
+                    stats.stats.dtype),
+                base=stats.stats[arm])
+  block = _keep(pending, lane.block, fresh)
+  return (block, block.arm, _keep(pending, lane.rule_state, rule_state))
