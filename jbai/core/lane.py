@@ -7,6 +7,10 @@ fold_in(fold_in(trial_key, 2a + 1), n) (keys wrapped with
 `jbai.random.prng.THREEFRY`, bit-identical to jax.random's default threefry;
 with 64-bit counts, 2t and n from 2^32 on enter as the hash's high counter
 word, where jax.random.fold_in would wrap them: `fold_in_count`).
+A block of pulls (below) of arm a whose first reward is the n-th draws its
+rewards' summed statistics from that reward's key, and the split of one of its
+parts [lo, hi) at mid from the key of the reward at mid, always inside the block
+(`jbai.core.blocks.prefix`): no key serves twice in a trial.
 Each arm has its own stream of rewards, the "stack of rewards" of bandit theory:
 two runs with the same key see the same n-th reward of an arm whatever order
 they pull the arms in, so their common random numbers survive a different
@@ -23,14 +27,31 @@ Each step of a running lane, with the statistics of the t rewards so far:
   2. the trial ends when every delta has crossed or t reaches max_steps (the
      cap: such a trial is reported in `hit_cap`, never dropped);
   3. otherwise the rule selects an arm, the family samples a reward, and the
-     statistics are updated (a block of n rewards of one arm in one step for a
-     rule with `pulls`, t advancing by n: `jbai.rules.base`).
+     statistics are updated.
+
+Blocks of pulls. For a rule with `pulls` on a family that draws a block's
+statistics and splits them (`jbai.core.blocks`), the rule's choice starts a
+block of L = clip(pulls, 1, max_steps - t) rewards of its arm (never past the
+cap), whose total is drawn at once (`Family.sample_block`) and kept in the lane;
+while it lasts the rule is not consulted. A step takes the rest of the block, or
+up to the next time the stop must see (a budget run's next checkpoint: `until`),
+or with scores one reward, and the arm's statistics become those of the block's
+first q rewards, read off its total by halving splits under the family's
+conditional law (`jbai.core.blocks.prefix`: a hypergeometric split of a binomial
+sum, a Brownian bridge of a Gaussian one). So the statistics after any q rewards
+of a block are a function of the trial's key alone, the same bits whoever reads
+them: checkpoints, chunks and scores leave a trial's rewards, choices and answers
+as they are (issue 79). The rewards so read are iid with the arm's law. In a run
+with scores a stop without `until` (the GLLR's) is consulted at a block's end
+only, where the same run without scores sees it.
 
 With scores, each lane also records the likelihood-ratio scores of its stopped
 trajectory (`Scores`), from which `jbai.estimate` builds gradients: the score
 S_tau, and for the causal estimator of d E[tau] the sum of the running scores
 sum_{t < tau} S_t and the control variates sum_{s < tau} s_s phi_k(state_s)
 (`features`), where s_s = S_{s+1} - S_s is the score of step s's choice and reward.
+Inside a block a step's reward is the difference of two prefixes of the block: its
+rewards' joint law is the iid law, so these scores are those of the same trial.
 """
 
 from typing import Any, NamedTuple
@@ -40,6 +61,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jbai import ties
+from jbai.core import blocks as blocks_lib
+from jbai.core.blocks import Block
 from jbai.families.base import Family
 from jbai.problems.base import statistic
 from jbai.problems.best_arm import best_arm
@@ -85,22 +108,6 @@ class Scores(NamedTuple):
   prev_policy: Any = ()    # {name: [*P] float}, the rule's score after t - 1 steps
 
 
-class Block(NamedTuple):
-  """The block of pulls a lane is taking (`takes_blocks`; all zeros before the first).
-
-  The block holds the `length` rewards of arm `arm` numbered first, ...,
-  first + length - 1 in its stream; `total` is their summed statistics and `base`
-  the arm's statistics before them. It is pending while the arm's count is below
-  first + length.
-  """
-
-  arm: jax.Array      # [] int32
-  first: jax.Array    # [] count_dtype(), the arm's count when the block began
-  length: jax.Array   # [] count_dtype(), its rewards (0: no block yet)
-  total: jax.Array    # [S] float, their summed sufficient statistics
-  base: jax.Array     # [S] float, the arm's summed statistics before them
-
-
 class Lane(NamedTuple):
   """One lane of the pool, running one trial (or idle)."""
 
@@ -113,7 +120,7 @@ class Lane(NamedTuple):
   answer: jax.Array   # [D] int32, answer at that crossing ([D, K] bool: a set of arms)
   done: jax.Array     # [] bool, trial ended, result not yet written
   scores: Any         # Scores, or () without scores
-  block: Any = ()     # Block where the lane takes blocks of pulls (`takes_blocks`), else ()
+  block: Any = ()     # the block of pulls it is taking (`jbai.core.blocks.Block`), else ()
 
 
 class Config(NamedTuple):
@@ -260,50 +267,8 @@ def start(family: Family, rule: Rule, config: Config, index, num_arms: int,
               jnp.broadcast_to(answer, (n_deltas,) + answer.shape)),
       done=jnp.asarray(False),
       scores=initial_scores(family, rule, config, num_arms, n_deltas) if scores else (),
-      block=empty_block(family, dtype) if takes_blocks(family, rule) else ())
-
-
-def takes_blocks(family: Family, rule: Rule) -> bool:
-  """Whether a lane takes the rule's blocks of pulls (`Rule.pulls`) through its
-  `Block`: the family draws a block's statistics in one go and splits them."""
-  return (rule.pulls is not None and family.sample_block is not None
-          and family.split_block is not None)
-
-
-def empty_block(family: Family, dtype) -> Block:
-  zero = jnp.zeros((), count_dtype())
-  stat = jnp.zeros((family.stat_dim,), dtype)
-  return Block(arm=jnp.zeros((), jnp.int32), first=zero, length=zero, total=stat, base=stat)
-
-
-def block_prefix(family: Family, key: jax.Array, block: Block, q: jax.Array) -> jax.Array:
-  """[S] the summed statistics of the block's first q rewards, 0 <= q <= length.
-
-  The block [0, L) is split in halves top-down: a node [lo, hi) whose rewards sum
-  to s splits at mid = lo + (hi - lo) // 2 into a left part drawn from its
-  conditional law given s (`Family.split_block`), under the key of the reward the
-  right half begins with, reward_key(arm, first + mid), and the descent goes on in
-  the half that holds q until q is an end of the node. So the sum of the first q
-  rewards is a function of the trial, the block and q alone, whatever other
-  prefixes were read; q = L is the block's total itself, with no split.
-  """
-  def inside(carry):
-    lo, hi, _, _ = carry
-    return (q > lo) & (q < hi)
-
-  def halve(carry):
-    lo, hi, s, acc = carry
-    mid = lo + (hi - lo) // 2
-    left = family.split_block(reward_key(key, block.arm, block.first + mid), hi - lo, s,
-                              mid - lo)
-    right = q >= mid
-    return (jnp.where(right, mid, lo), jnp.where(right, hi, mid),
-            jnp.where(right, s - left, left), jnp.where(right, acc + left, acc))
-
-  lo, hi, s, acc = jax.lax.while_loop(
-      inside, halve, (jnp.zeros_like(block.length), block.length, block.total,
-                      jnp.zeros_like(block.total)))
-  return jnp.where(q >= hi, acc + s, acc)
+      block=(blocks_lib.empty_block(family, dtype) if blocks_lib.takes_blocks(family, rule)
+             else ()))
 
 
 def _keep(advance, new, old):
@@ -412,10 +377,10 @@ def step(family: Family, rule: Rule, threshold, config: Config, lane: Lane):
   else:
     top, ch, glr = stopping_statistic(family, stats)
     beta = threshold.value(config.thr_params, family, stats, top, ch)
-  blocks = takes_blocks(family, rule)
+  blocks = blocks_lib.takes_blocks(family, rule)
   until = (threshold.until if isinstance(threshold, Stop) and threshold.until is not None
            else None)
-  pending = blocks and _pending(stats, lane.block)
+  pending = blocks and blocks_lib.pending(lane.block, pulls_of(stats, lane.block.arm))
   # Mid-block (a run with scores takes a reward a step), a stop without `until`
   # is consulted only where the same trial without scores would be: at a block's end.
   seen = running if until is not None or not blocks else running & ~pending
@@ -439,7 +404,8 @@ def step(family: Family, rule: Rule, threshold, config: Config, lane: Lane):
     if until is not None:
       m = jnp.minimum(m, until(config.thr_params, stats.t) - stats.t)
     m = jnp.ones_like(m) if scores else jnp.maximum(m, 1)
-    row = block.base + block_prefix(family, lane.key, block, taken + m)
+    row = block.base + blocks_lib.prefix(
+        family, lambda n: reward_key(lane.key, arm, n), block, taken + m)
     new_stats = observe_piece(family, stats, arm, m, row)
     reward = (row - stats.stats[arm])[0]  # the reward taken, with scores
   else:
@@ -454,11 +420,6 @@ def step(family: Family, rule: Rule, threshold, config: Config, lane: Lane):
                        tau=tau, answer=answer, done=lane.done | ends, scores=scores,
                        block=_keep(advance, block, lane.block))
   return lane, advance
-
-
-def _pending(stats: ArmStats, block: Block) -> jax.Array:
-  """[] bool, whether the lane is inside a block: its arm's count is below the end."""
-  return pulls_of(stats, block.arm) - block.first < block.length
 
 
 def _next_block(family: Family, rule: Rule, config: Config, lane: Lane, arm, rule_state,
