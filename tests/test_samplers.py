@@ -263,3 +263,6 @@ def test_hypergeometric_draws_depend_on_their_key_and_parameters_alone():
       keys))
   assert (draw(30.0, 30.0, 12.0) == 12).all() and (draw(30.0, 0.0, 12.0) == 0).all()
   assert (draw(30.0, 25.0, 12.0) >= 7).all()  # at most 5 failures among the 12 drawn
+  bad = sampler(key, jnp.asarray([10.0, 10.0, jnp.nan, 0.0]), jnp.asarray([11.0, 3.0, 1.0, 0.0]),
+                jnp.asarray([4.0, -1.0, 1.0, 0.0]))
+  assert np.isnan(np.asarray(bad)).all()  # K > N, n < 0, NaN, N = 0: NaN, not a hang

@@ -157,7 +157,8 @@ def hypergeometric(key: jax.Array, population: ArrayLike, successes: ArrayLike,
       else the default float).
 
   Returns:
-    The numbers of successes drawn, of the broadcast shape, as whole floats.
+    The numbers of successes drawn, of the broadcast shape, as whole floats;
+    NaN where the parameters are not as above.
 
   Example:
     >>> import jax
@@ -175,13 +176,15 @@ def hypergeometric(key: jax.Array, population: ArrayLike, successes: ArrayLike,
   flip_good = k_ > n_ - k_
   good = jnp.where(flip_good, n_ - k_, k_)
   a, b = jnp.minimum(good, sample), jnp.maximum(good, sample)
-  small = a <= SMALL
-  # The ratio-of-uniforms loop runs while some element rejects: the small
-  # elements enter it with parameters that it accepts (N = 4 (SMALL + 1), a = b = N/4).
+  valid = (n_ >= 1) & (k_ >= 0) & (k_ <= n_) & (d_ >= 0) & (d_ <= n_)  # False for NaN
+  small = (a <= SMALL) | ~valid
+  # The ratio-of-uniforms loop runs while some element rejects: the small (and
+  # invalid) elements enter it with parameters that it accepts (N = 4 (SMALL + 1),
+  # a = b = N/4), so that a bad element gives NaN, not a hang.
   dummy = jnp.asarray(SMALL + 1, dtype)
   x = jnp.where(small, _small(key, n_, a, b),
                 _large(key, jnp.where(small, 4 * dummy, n_), jnp.where(small, dummy, a),
                        jnp.where(small, dummy, b), rounds))
   # x is the successes among `sample` draws from `good` successes (symmetric in the two).
   x = jnp.where(flip_good, sample - x, x)
-  return jnp.where(flip_draws, k_ - x, x)
+  return jnp.where(valid, jnp.where(flip_draws, k_ - x, x), jnp.nan)
