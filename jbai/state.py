@@ -60,6 +60,27 @@ def observe_block(family: Family, arm_stats_: ArmStats, arm: jax.Array, n: jax.A
   return arm_stats(family, counts, stats, arm_stats_.t + n.astype(arm_stats_.t.dtype))
 
 
+def observe_piece(family: Family, arm_stats_: ArmStats, arm: jax.Array, n: jax.Array,
+                  row: jax.Array) -> ArmStats:
+  """Adds n rewards of `arm` after which its summed sufficient statistics are
+  `row` ([S]): a piece of a block of pulls (`jbai.core.lane`), whose statistics
+  are set (the block's first statistics plus its piece's), not added, so that a
+  block's end has the same bits however it was cut."""
+  counts = add_to_arm(arm_stats_.counts, arm, n)
+  stats = set_arm(arm_stats_.stats, arm, row)
+  return arm_stats(family, counts, stats, arm_stats_.t + n.astype(arm_stats_.t.dtype))
+
+
+def set_arm(x: jax.Array, arm: jax.Array, v: jax.Array) -> jax.Array:
+  """x [K, ...] with row `arm` replaced by v [...] (a scatter on a CPU, a
+  one-hot select elsewhere, as `add_to_arm`; an arm outside [0, K) changes nothing)."""
+  v = jnp.asarray(v).astype(x.dtype)
+  if jax.default_backend() == "cpu":
+    return x.at[jnp.where(arm < 0, x.shape[0], arm)].set(v, mode="drop")
+  one_hot = (jnp.arange(x.shape[0]) == arm).reshape((-1,) + (1,) * (x.ndim - 1))
+  return jnp.where(one_hot, v, x)
+
+
 def add_to_arm(x: jax.Array, arm: jax.Array, v: jax.Array) -> jax.Array:
   """x [K, ...] with v [...] added to row `arm`, the same values on any platform.
 

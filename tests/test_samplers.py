@@ -190,3 +190,79 @@ def test_uniforms_from_words_as_jax_random(dtype):
   else:
     words = jax.random.bits(key, (1000,), jnp.uint32)
   np.testing.assert_array_equal(samplers._unit(words, dtype), want)
+
+
+# The hypergeometric sampler (jbai.random.hypergeometric): (population N, successes
+# K, draws n), by inversion (a = min(K, N - K, n, N - n) <= SMALL) and by
+# ratio-of-uniforms beyond, up to a population of 2^31 - 1.
+HYPERGEOMETRIC = [(10, 3, 4), (50, 17, 17), (100, 99, 50), (1000, 30, 20), (1000, 500, 500),
+                  (2000, 700, 1000), (10**6, 4 * 10**5, 3000), (2**31 - 1, 2**30, 10**6),
+                  (2**31 - 1, 5, 2**30), (2**31 - 1, 2**30, 2**30)]
+FLOAT32_WHOLE = 2**24  # float32 holds the whole numbers up to here, and draws beyond are rounded
+
+
+def _hypergeometric_cells(law, size):
+  """Cells of consecutive values with expected counts of about 20 or more, the
+  tails pooled into the end cells: (upper edges, probabilities). Over a support of
+  up to 20,000 values from the exact pmf, beyond from the exact CDF at 1,000
+  quantiles of the normal law of the same mean and variance."""
+  lo, hi = law.support()
+  if hi - lo <= 20_000:
+    p = law.pmf(np.arange(lo, hi + 1))
+    cdf = np.cumsum(p)
+    starts = np.unique(np.floor(cdf * size / 20).astype(np.int64), return_index=True)[1]
+    edges = lo + np.append(starts[1:], len(p)) - 1  # the last value of each cell
+  else:
+    edges = np.unique(np.round(law.mean() + law.std() * stats.norm.ppf(
+        np.linspace(0, 1, 1001)[1:-1])))
+    edges = np.append(edges, hi)
+  probs = np.diff(np.concatenate([[0.0], law.cdf(edges)]))
+  probs[-1] += 1 - probs.sum()
+  return edges, probs
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_hypergeometric_law(dtype):
+  """Chi-square of N draws per parameter against SciPy's exact law, on cells of
+  expected count >= 20 (all of the support's probability), p > ALPHA each. In
+  float32 a population of 2^31 - 1 with draws near 2^29 is left out: such draws
+  are rounded to float32's grid (64 apart there), as the sums they meet are."""
+  from jbai.random.hypergeometric import hypergeometric
+  params = np.array(HYPERGEOMETRIC, dtype=np.float64)
+  key = jax.random.key(11)
+  draws = np.asarray(jax.jit(lambda k, n, s, m: hypergeometric(k, n, s, m, dtype=dtype))(
+      key, *(jnp.repeat(jnp.asarray(col, dtype), N).reshape(len(params), N)
+             for col in params.T)), np.float64)
+  for (pop, good, sample), row in zip(HYPERGEOMETRIC, draws):
+    law = stats.hypergeom(pop, good, sample)
+    if jnp.finfo(dtype).bits == 32 and min(good, sample) > FLOAT32_WHOLE:
+      continue
+    assert (row == np.round(row)).all() and row.min() >= max(0, sample + good - pop)
+    assert row.max() <= min(good, sample)
+    edges, probs = _hypergeometric_cells(law, N)
+    observed = np.bincount(np.searchsorted(edges, row, side="left"), minlength=len(edges))
+    assert stats.chisquare(observed, probs * N).pvalue > ALPHA, (pop, good, sample)
+
+
+def test_hypergeometric_draws_depend_on_their_key_and_parameters_alone():
+  """Whole numbers in the support; an element's draw the same beside other
+  elements (other paths, other numbers of rounds) and alone; the reflections
+  K -> N - K and n -> N - n and the swap of K and n mirror the support."""
+  from jbai.random.hypergeometric import hypergeometric
+  sampler = jax.jit(hypergeometric)
+  key = jax.random.key(12)
+  first = sampler(key, jnp.asarray([1000.0, 10.0, 7.0]), jnp.asarray([400.0, 3.0, 7.0]),
+                  jnp.asarray([300.0, 4.0, 0.0]))
+  other = sampler(key, jnp.asarray([1000.0, 2.0**31, 1.0]), jnp.asarray([400.0, 2.0**30, 0.0]),
+                  jnp.asarray([300.0, 12345.0, 1.0]))
+  assert first[0] == other[0] and 0 <= first[0] <= 300 and first[0] == np.round(first[0])
+  assert first[1] <= 3 and first[2] == 0 and other[2] == 0
+  keys = jax.random.split(jax.random.key(13), 64)
+  draw = lambda n, s, m: np.asarray(jax.jit(jax.vmap(lambda k: hypergeometric(k, n, s, m)))(
+      keys))
+  assert (draw(30.0, 30.0, 12.0) == 12).all() and (draw(30.0, 0.0, 12.0) == 0).all()
+  assert (draw(30.0, 25.0, 12.0) >= 7).all()  # at most 5 failures among the 12 drawn
+  bad = sampler(key, jnp.asarray([10.0, 10.0, jnp.nan, 0.0]), jnp.asarray([11.0, 3.0, 1.0, 0.0]),
+                jnp.asarray([4.0, -1.0, 1.0, 0.0]))
+  assert np.isnan(np.asarray(bad)).all()  # K > N, n < 0, NaN, N = 0: NaN, not a hang

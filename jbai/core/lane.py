@@ -7,6 +7,10 @@ fold_in(fold_in(trial_key, 2a + 1), n) (keys wrapped with
 `jbai.random.prng.THREEFRY`, bit-identical to jax.random's default threefry;
 with 64-bit counts, 2t and n from 2^32 on enter as the hash's high counter
 word, where jax.random.fold_in would wrap them: `fold_in_count`).
+A block of pulls (below) of arm a whose first reward is the n-th draws its
+rewards' summed statistics from that reward's key, and the split of one of its
+parts [lo, hi) at mid from the key of the reward at mid, always inside the block
+(`jbai.core.blocks.prefix`): no key serves twice in a trial.
 Each arm has its own stream of rewards, the "stack of rewards" of bandit theory:
 two runs with the same key see the same n-th reward of an arm whatever order
 they pull the arms in, so their common random numbers survive a different
@@ -23,14 +27,31 @@ Each step of a running lane, with the statistics of the t rewards so far:
   2. the trial ends when every delta has crossed or t reaches max_steps (the
      cap: such a trial is reported in `hit_cap`, never dropped);
   3. otherwise the rule selects an arm, the family samples a reward, and the
-     statistics are updated (a block of n rewards of one arm in one step for a
-     rule with `pulls`, t advancing by n: `jbai.rules.base`).
+     statistics are updated.
+
+Blocks of pulls. For a rule with `pulls` on a family that draws a block's
+statistics and splits them (`jbai.core.blocks`), the rule's choice starts a
+block of L = clip(pulls, 1, max_steps - t) rewards of its arm (never past the
+cap), whose total is drawn at once (`Family.sample_block`) and kept in the lane;
+while it lasts the rule is not consulted. A step takes the rest of the block, or
+up to the next time the stop must see (a budget run's next checkpoint: `until`),
+or with scores one reward, and the arm's statistics become those of the block's
+first q rewards, read off its total by halving splits under the family's
+conditional law (`jbai.core.blocks.prefix`: a hypergeometric split of a binomial
+sum, a Brownian bridge of a Gaussian one). So the statistics after any q rewards
+of a block are a function of the trial's key alone, the same bits whoever reads
+them: checkpoints, chunks and scores leave a trial's rewards, choices and answers
+as they are (issue 79). The rewards so read are iid with the arm's law. In a run
+with scores a stop without `until` (the GLLR's) is consulted at a block's end
+only, where the same run without scores sees it.
 
 With scores, each lane also records the likelihood-ratio scores of its stopped
 trajectory (`Scores`), from which `jbai.estimate` builds gradients: the score
 S_tau, and for the causal estimator of d E[tau] the sum of the running scores
 sum_{t < tau} S_t and the control variates sum_{s < tau} s_s phi_k(state_s)
 (`features`), where s_s = S_{s+1} - S_s is the score of step s's choice and reward.
+Inside a block a step's reward is the difference of two prefixes of the block: its
+rewards' joint law is the iid law, so these scores are those of the same trial.
 """
 
 from typing import Any, NamedTuple
@@ -40,12 +61,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from jbai import ties
+from jbai.core import blocks as blocks_lib
+from jbai.core.blocks import Block
 from jbai.families.base import Family
 from jbai.problems.base import statistic
 from jbai.problems.best_arm import best_arm
 from jbai.random import prng
 from jbai.rules.base import Rule
-from jbai.state import ArmStats, count_dtype, empty_stats, observe, observe_block
+from jbai.state import ArmStats, count_dtype, empty_stats, observe, observe_piece
 from jbai.stops.base import Stop
 
 
@@ -97,6 +120,7 @@ class Lane(NamedTuple):
   answer: jax.Array   # [D] int32, answer at that crossing ([D, K] bool: a set of arms)
   done: jax.Array     # [] bool, trial ended, result not yet written
   scores: Any         # Scores, or () without scores
+  block: Any = ()     # the block of pulls it is taking (`jbai.core.blocks.Block`), else ()
 
 
 class Config(NamedTuple):
@@ -242,7 +266,9 @@ def start(family: Family, rule: Rule, config: Config, index, num_arms: int,
       answer=(jnp.zeros(n_deltas, jnp.int32) if answer is None else
               jnp.broadcast_to(answer, (n_deltas,) + answer.shape)),
       done=jnp.asarray(False),
-      scores=initial_scores(family, rule, config, num_arms, n_deltas) if scores else ())
+      scores=initial_scores(family, rule, config, num_arms, n_deltas) if scores else (),
+      block=(blocks_lib.empty_block(family, dtype) if blocks_lib.takes_blocks(family, rule)
+             else ()))
 
 
 def _keep(advance, new, old):
@@ -352,7 +378,14 @@ def step(family: Family, rule: Rule, threshold, config: Config, lane: Lane):
   else:
     top, ch, glr = stopping_statistic(family, stats)
     beta = threshold.value(config.thr_params, family, stats, top, ch)
-  crossed = (lane.tau == 0) & (glr > beta) & running
+  blocks = blocks_lib.takes_blocks(family, rule)
+  until = (threshold.until if isinstance(threshold, Stop) and threshold.until is not None
+           else None)
+  pending = blocks and blocks_lib.pending(lane.block, pulls_of(stats, lane.block.arm))
+  # Mid-block (a run with scores takes a reward a step), a stop without `until`
+  # is consulted only where the same trial without scores would be: at a block's end.
+  seen = running if until is not None or not blocks else running & ~pending
+  crossed = (lane.tau == 0) & (glr > beta) & seen
   tau = jnp.where(crossed, stats.t, lane.tau)
   answer = jnp.where(crossed if lane.answer.ndim == 1 else crossed[:, None], top, lane.answer)
   ends = running & (jnp.all(tau > 0) | (stats.t >= config.max_steps))
@@ -361,16 +394,21 @@ def step(family: Family, rule: Rule, threshold, config: Config, lane: Lane):
   k_reward = reward_key(lane.key, arm, pulls_of(stats, arm))
   advance = running & ~ends
   scores = lane.scores
-  if rule.pulls is not None and family.sample_block is not None and not scores:
-    # A block of pulls of one arm (jbai.rules.base), at most the steps left, and
-    # up to the next time the stop must see (a budget run's next checkpoint).
-    left = config.max_steps - stats.t
-    if isinstance(threshold, Stop) and threshold.until is not None:
-      left = jnp.minimum(left, threshold.until(config.thr_params, stats.t) - stats.t)
-    n = jnp.clip(rule.pulls(family, stats, rule_state, arm), 1,
-                 jnp.maximum(left, 1)).astype(stats.t.dtype)
-    block = family.sample_block(k_reward, lane.means[arm], n)
-    new_stats = observe_block(family, stats, arm, n, block)
+  block = lane.block
+  if blocks:
+    block, arm, rule_state = _next_block(family, rule, config, lane, arm, rule_state,
+                                         k_reward, pending)
+    # The block's next piece: one reward with scores, else up to its end or the
+    # next time the stop must see (a budget run's next checkpoint).
+    taken = pulls_of(stats, arm) - block.first
+    m = block.length - taken
+    if until is not None:
+      m = jnp.minimum(m, until(config.thr_params, stats.t) - stats.t)
+    m = jnp.ones_like(m) if scores else jnp.maximum(m, 1)
+    row = block.base + blocks_lib.prefix(
+        family, lambda n: reward_key(lane.key, arm, n), block, taken + m)
+    new_stats = observe_piece(family, stats, arm, m, row)
+    reward = (row - stats.stats[arm])[0]  # the reward taken, with scores
   else:
     reward = family.sample(k_reward, lane.means[arm])
     new_stats = observe(family, stats, arm, reward)
@@ -380,5 +418,24 @@ def step(family: Family, rule: Rule, threshold, config: Config, lane: Lane):
                             features(stats.t, glr, lane.means.dtype))
   lane = lane._replace(stats=_keep(advance, new_stats, stats),
                        rule_state=_keep(advance, rule_state, lane.rule_state),
-                       tau=tau, answer=answer, done=lane.done | ends, scores=scores)
+                       tau=tau, answer=answer, done=lane.done | ends, scores=scores,
+                       block=_keep(advance, block, lane.block))
   return lane, advance
+
+
+def _next_block(family: Family, rule: Rule, config: Config, lane: Lane, arm, rule_state,
+                k_reward, pending):
+  """(block, arm, rule_state) of this step: the pending block, its arm and the
+  rule's state as they were (the rule chose once, at the block's start), else a
+  new block of the arm selected now, of clip(pulls, 1, max_steps - t) rewards
+  (never cut by a checkpoint) whose total is drawn under the key of its first
+  reward (`Family.sample_block`)."""
+  stats = lane.stats
+  length = jnp.clip(rule.pulls(family, stats, rule_state, arm), 1,
+                    jnp.maximum(config.max_steps - stats.t, 1)).astype(stats.t.dtype)
+  fresh = Block(arm=jnp.asarray(arm, jnp.int32), first=pulls_of(stats, arm), length=length,
+                total=family.sample_block(k_reward, lane.means[arm], length).astype(
+                    stats.stats.dtype),
+                base=stats.stats[arm])
+  block = _keep(pending, lane.block, fresh)
+  return (block, block.arm, _keep(pending, lane.rule_state, rule_state))

@@ -62,6 +62,14 @@ class Family(NamedTuple):
       statistics of n >= 1 rewards of mean m (scalar m and int32 n), drawn from
       their exact law in one go (a binomial for Bernoulli rewards), for rules
       that pull an arm many times in a row (`jbai.rules.base.Rule.pulls`).
+    split_block: optional split_block(key, n, stats, m) -> [S] the summed
+      sufficient statistics of the first m of n >= m >= 1 rewards whose statistics
+      sum to `stats` ([S]), drawn from their exact conditional law given that sum
+      (a hypergeometric for Bernoulli rewards, a Brownian bridge for Gaussian
+      ones); m = n gives `stats` itself. The engine takes blocks of pulls in one
+      step only for a family with both, and splits a block by this law wherever
+      it must stop inside (a checkpoint, a reward at a time with scores), so that
+      a block's rewards do not depend on where it is cut (`jbai.core.lane`).
   """
 
   name: str
@@ -82,6 +90,7 @@ class Family(NamedTuple):
   exponential: bool = False
   score: Optional[Callable[..., jax.Array]] = None
   sample_block: Optional[Callable[..., jax.Array]] = None
+  split_block: Optional[Callable[..., jax.Array]] = None
 
   def __repr__(self):
     extra = "".join(f", {k}={v}" for k, v in self.params)
@@ -132,7 +141,7 @@ def weighted_mean(w_a, m_a, w_b, m_b):
 @cached
 def exponential_family(*, name, lo, hi, kl, sample, fisher, log_density,
                        posterior_sample, curvature=None, params=(),
-                       sample_block=None) -> Family:
+                       sample_block=None, split_block=None) -> Family:
   """A one-parameter exponential family with the reward x as sufficient statistic.
 
   Its MLE is the sample mean, and its transport minimiser is the weighted mean.
@@ -149,7 +158,8 @@ def exponential_family(*, name, lo, hi, kl, sample, fisher, log_density,
       stat=lambda x: jnp.asarray(x)[..., None], mean=mean, mle=mean,
       fisher=fisher, log_density=log_density, transport_x=weighted_mean,
       posterior_sample=posterior_sample, curvature=curvature,
-      params=tuple(params), exponential=True, score=score, sample_block=sample_block)
+      params=tuple(params), exponential=True, score=score, sample_block=sample_block,
+      split_block=split_block)
 
 
 def _series(u: jax.Array):

@@ -6,7 +6,7 @@ from jax.scipy.special import xlogy
 
 from jbai.builders import cached
 from jbai.families.base import Family, bregman_xlogx, exponential_family, tiny
-from jbai.random import posteriors, samplers
+from jbai.random import hypergeometric, posteriors, samplers
 
 
 @cached
@@ -18,7 +18,9 @@ def bernoulli(lo: float = 0.0, hi: float = 1.0) -> Family:
   two terms >= 0 each to a few units of roundoff (the direct form cancels to
   digits that every compiled program rounds its own way as q -> p), and q kept
   a hair inside (0, 1), so that it is finite at the edges of Theta = [0, 1].
-  The posterior under a uniform prior is Beta(1 + S, 1 + n - S).
+  The posterior under a uniform prior is Beta(1 + S, 1 + n - S). A block of n
+  rewards sums to Binomial(n, p); given that sum s, its first m rewards sum to
+  Hypergeometric(n, s, m) (`jbai.random.hypergeometric`).
 
   Example:
     >>> fam = bernoulli()
@@ -45,6 +47,10 @@ def bernoulli(lo: float = 0.0, hi: float = 1.0) -> Family:
   def sample_block(key, mean, n):
     return jax.random.binomial(key, n.astype(mean.dtype), mean, dtype=mean.dtype)[None]
 
+  def split_block(key, n, stats, m):
+    # Given s ones among n rewards, the first m hold Hypergeometric(n, s, m).
+    return hypergeometric.hypergeometric(key, n, stats[..., 0], m, dtype=stats.dtype)[None]
+
   def fisher(p):
     p = jnp.clip(p, tiny(p), 1 - jnp.finfo(jnp.asarray(p * 1.0).dtype).eps)
     return 1 / (p * (1 - p))
@@ -67,4 +73,4 @@ def bernoulli(lo: float = 0.0, hi: float = 1.0) -> Family:
   return exponential_family(
       name="bernoulli", lo=lo, hi=hi, kl=kl, sample=sample, fisher=fisher,
       log_density=log_density, posterior_sample=posterior_sample, curvature=1.0,
-      sample_block=sample_block)
+      sample_block=sample_block, split_block=split_block)

@@ -13,7 +13,9 @@ def gaussian(sigma: float = 1.0, lo: float = -1e4, hi: float = 1e4) -> Family:
   """Gaussian N(m, sigma^2) rewards.
 
   KL(m, m2) = (m - m2)^2 / (2 sigma^2); Fisher information 1 / sigma^2; the
-  posterior under a flat prior is N(mean, sigma^2 / n).
+  posterior under a flat prior is N(mean, sigma^2 / n). A block of n rewards sums
+  to N(n m, n sigma^2); given that sum s, its first m rewards sum to
+  N(s m / n, sigma^2 m (n - m) / n) (a Brownian bridge).
 
   Example:
     >>> fam = gaussian(sigma=1.0)
@@ -37,6 +39,13 @@ def gaussian(sigma: float = 1.0, lo: float = -1e4, hi: float = 1e4) -> Family:
     n = n.astype(mean.dtype)
     return (n * mean + sigma * jnp.sqrt(n) * jax.random.normal(key, (), mean.dtype))[None]
 
+  def split_block(key, n, stats, m):
+    # Brownian bridge: given S_n = s, S_m ~ N(s m / n, sigma^2 m (n - m) / n).
+    n, m = n.astype(stats.dtype), m.astype(stats.dtype)
+    frac = m / n
+    z = samplers.normal(key, (), stats.dtype)
+    return (frac * stats[..., 0] + sigma * jnp.sqrt(m * (1 - frac)) * z)[None]
+
   def fisher(m):
     return jnp.full_like(jnp.asarray(m, float), 1 / var)
 
@@ -58,4 +67,5 @@ def gaussian(sigma: float = 1.0, lo: float = -1e4, hi: float = 1e4) -> Family:
   return exponential_family(
       name="gaussian", lo=lo, hi=hi, kl=kl, sample=sample, fisher=fisher,
       log_density=log_density, posterior_sample=posterior_sample,
-      curvature=1 / var, params=(("sigma", float(sigma)),), sample_block=sample_block)
+      curvature=1 / var, params=(("sigma", float(sigma)),), sample_block=sample_block,
+      split_block=split_block)

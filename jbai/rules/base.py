@@ -50,10 +50,13 @@ with `budget(K)` the smallest T it runs at; the others are anytime rules.
 Blocks of pulls. A rule that pulls the arm it selects many times in a row (an
 elimination phase) may say how many with `pulls(family, arm_stats, rule_state,
 arm) -> int32 >= 1`, read after `select`. Where the family draws a block's
-statistics in one go (`Family.sample_block`) the engine then takes the whole
-block in one step, capped at the trial's remaining steps; the trial's law is
-the same as pull by pull, and the counts, t and tau count pulls. Runs that
-record scores, and `jbai.trace`, still take one reward per step. Such a rule's
+statistics in one go and splits them (`Family.sample_block`, `split_block`) the
+engine then takes the whole block in one step, capped at the trial's remaining
+steps, and consults the rule again after it; the trial's law is the same as pull
+by pull, and the counts, t and tau count pulls. A block cut at a budget run's
+checkpoint, or taken a reward a step in a run with scores, has the same rewards
+(`jbai.core.lane`), so neither changes the trial. `jbai.trace` takes one reward
+per step from the arms' streams (other trials). Such a rule's
 cost is per block, so it may declare a default cap on a trial's rewards
 (`max_steps`) that fits its sample complexity, used by runs in blocks that give
 none (`jbai.core.inputs.default_max_steps`).

@@ -15,16 +15,16 @@ over all their rewards (ties at random).
 Within a round the arm pulled is the arm of S_r with the fewest of the round's
 rewards, lowest index first; where the family draws a block of rewards in one go
 (Bernoulli, Gaussian) it takes its whole share of the round as one block
-(`pulls`), cut at the run's next checkpoint (`jbai.stops.budget`): the paper's
-round, arm after arm. Elsewhere the rewards come one at a time, the arms in turn.
-The averages of a round use its rewards alone (the paper's, what
-xuedong/BestArm.jl calls "with refresh"). Ties for the arms that stay (equal
-averages, exactly: `jbai.ties.order_random_ties`) are broken uniformly at random
-with the key of the step at which the round ends (`jbai.ties.tie_key(key,
-ELIMINATE, r)`), which `select` and `recommend` share; the recommendation breaks
-its ties at random too (RECOMMEND). The budget is a runtime value of the state
-(`jbai.stops.budget`), at least K ceil(log2 K), so that every round pulls each of
-its arms at least once.
+(`pulls`), whose rewards are the same wherever the run's checkpoints cut it
+(`jbai.core.lane`): the paper's round, arm after arm. Elsewhere the rewards come
+one at a time, the arms in turn. The averages of a round use its rewards alone
+(the paper's, what xuedong/BestArm.jl calls "with refresh"). Ties for the arms
+that stay (equal averages, exactly: `jbai.ties.order_random_ties`) are broken
+uniformly at random with the key of the step at which the round ends
+(`jbai.ties.tie_key(key, ELIMINATE, r)`), which `select` and `recommend` share;
+the recommendation breaks its ties at random too (RECOMMEND). The budget is a
+runtime value of the state (`jbai.stops.budget`), at least K ceil(log2 K), so
+that every round pulls each of its arms at least once.
 
 `halving_round` (the end of a round) and `halving_pull` (a pull within it) serve
 the anytime version too (`jbai.rules.anytime_halving`).

@@ -16,9 +16,10 @@ best of its active arms (sample means, ties at random).
 Within a phase the arm pulled is the active arm with the fewest rewards, lowest
 index first; where the family draws a block of rewards in one go (Bernoulli,
 Gaussian: `jbai.families.Family.sample_block`) that arm takes its whole share of
-the phase as one block (`pulls`), cut at the run's next checkpoint
-(`jbai.stops.budget`): the paper's phase, arm after arm, at the cost of one
-step per block. Elsewhere the rewards come one at a time, the arms in turn.
+the phase as one block (`pulls`), whose rewards are the same wherever the run's
+checkpoints cut it (`jbai.core.lane`): the paper's phase, arm after arm, at the
+cost of one step per block. Elsewhere the rewards come one at a time, the arms in
+turn.
 
 Ties for the rejection (equal sample means, up to rounding: `jbai.ties.maxima`)
 are broken uniformly at random, as the paper's "ties broken arbitrarily" reads
