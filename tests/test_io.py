@@ -48,9 +48,11 @@ def test_progress_over_one_task_and_over_a_sequence():
   stream = io.StringIO()
   bar = Progress("tcb", stream=stream, live=True)
   bar(5, 10)
-  assert stream.getvalue().startswith("\rtcb [" + "#" * 15 + " " * 15 + "] 5/10 ")
+  assert stream.getvalue().startswith("\rtcb [" + "#" * 15 + " " * 15 + "] 5/10, ")
+  assert " left " in stream.getvalue()  # the time left, from the rate so far
   bar(10, 10)  # the line ends when the task completes
-  assert stream.getvalue().endswith("s\n") and not bar.open
+  last = stream.getvalue().split("\r")[-1]  # padded to clear the longer line before it
+  assert last.endswith("\n") and last.rstrip().endswith("s") and not bar.open
   stream = io.StringIO()  # not a terminal: one line per finished task, no bar
   jobs = Progress(stream=stream, tasks=2)
   jobs.begin("first job")

@@ -894,7 +894,7 @@ def test_a_mean_at_the_level_is_above_it_wherever_an_answer_is_read():
   np.testing.assert_array_equal(answer, [True, False, True])
   assert int(a) == int(b) == 0 and float(value) == 0.0  # the tied arm's piece costs 0
   stop = jbai.stops.budget_stop(jbai.rules.base.recommendation(jbai.rules.apt(0.5)), problem)
-  top = stop.test(stop.init(jnp.array([12]), 3), family, stats, ())[0]
+  top = stop.decide(jax.random.key(0), stop.init(jnp.array([12]), 3), family, stats, ())[0]
   np.testing.assert_array_equal(top, [True, False, True])
 
 
