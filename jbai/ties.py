@@ -38,6 +38,7 @@ import jax.numpy as jnp
 
 RECOMMEND = 0x5245434D  # `tie_key` purposes: the recommendation at t (the answer),
 ELIMINATE = 0x454C494D  # an elimination at t (SR's rejection, SH's halving, a race's arms)
+PULL = 0x50554C4C       # the next arm of a phase among those that have the fewest rewards
 TIE_ULPS = 64  # values within this many units of roundoff of the maximum tie with it
 SPLIT_AT = 32   # arms from which `argmax` reduces in two stages
 BLOCK = 8       # rows of its first stage

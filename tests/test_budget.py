@@ -281,3 +281,22 @@ def test_run_budget_prints_one_table_and_resumes(tmp_path, capsys):
   assert uniform_curve["t"][-1] == 120 and len(uniform_curve["t"]) >= 4
   arrays = np.load(tmp_path / "b.npz")
   assert arrays["recommendation_0"].shape == (32, len(uniform_curve["t"]))
+
+
+@pytest.mark.parametrize("name", ["successive-rejects", "sequential-halving"])
+def test_the_first_pull_of_a_phase_is_uniform_over_the_arms(name):
+  """Within a phase (a round) the next arm is one of those with the fewest rewards,
+  at random: at the start every arm is first equally often, so the answers between
+  phase ends do not depend on the order of the arms (chi-square over K = 4 arms,
+  4,000 keys, a false alarm with probability 1e-3; the lowest index first would put
+  every key on arm 0)."""
+  from jbai.state import empty_stats
+  from jbai.stops.budget import with_budget
+  scipy_stats = pytest.importorskip("scipy.stats")
+  family, rule, num_arms = jbai.families.gaussian(), jbai.rules.get(name), 4
+  state = with_budget(rule.init(num_arms), 400)
+  stats = empty_stats(family, num_arms)
+  keys = jax.random.split(jax.random.key(7), 4000)
+  arms = jax.vmap(lambda k: rule.select(k, family, stats, state)[0])(keys)
+  counts = np.bincount(np.asarray(arms), minlength=num_arms)
+  assert scipy_stats.chisquare(counts).pvalue > 1e-3, counts

@@ -12,8 +12,9 @@ take at most T rewards, and what the budget leaves after them goes to that arm.
 At any time the rule recommends the best of its active arms by their sample means
 over all their rewards (ties at random).
 
-Within a round the arm pulled is the arm of S_r with the fewest of the round's
-rewards, lowest index first; where the family draws a block of rewards in one go
+Within a round the arm pulled is an arm of S_r with the fewest of the round's
+rewards, ties at random (`jbai.ties.tie_key(key, PULL)`: the arms' order within a
+round); where the family draws a block of rewards in one go
 (Bernoulli, Gaussian) it takes its whole share of the round as one block
 (`pulls`), whose rewards are the same wherever the run's checkpoints cut it
 (`jbai.core.lane`): the paper's round, arm after arm. Elsewhere the rewards come
@@ -98,13 +99,15 @@ def halving_round(key, arm_stats, state: HalvingState, budget: jax.Array) -> Hal
   return jax.lax.while_loop(done, halve, state)
 
 
-def halving_pull(arm_stats, state: HalvingState, budget: jax.Array) -> jax.Array:
-  """[] int32, the next pull of the round: the arm of S_r with the fewest of the
-  round's rewards below t_r (lowest index first), else (one arm left) that arm."""
+def halving_pull(arm_stats, state: HalvingState, budget: jax.Array, key=None) -> jax.Array:
+  """[] int32, the next pull of the round: an arm of S_r with the fewest of the
+  round's rewards below t_r (ties at random by `key`, a `jbai.ties.tie_key`; None:
+  the lowest index), else (one arm left) that arm."""
   pulled = arm_stats.counts - state.start_counts
   needs = state.active & (pulled < round_length(budget, state.active))
   big = jnp.iinfo(pulled.dtype).max
-  fewest = ties.argmin(jnp.where(needs, pulled, big))
+  waiting = jnp.where(needs, pulled, big)
+  fewest = ties.argmin(waiting) if key is None else ties.argmin_random_ties(key, waiting)
   last = first_index(state.active)
   return jnp.where(jnp.any(needs), fewest, last).astype(jnp.int32)
 
@@ -142,7 +145,7 @@ def sequential_halving() -> Rule:
   def select(key, family, arm_stats, state):
     del family
     state = halving_round(key, arm_stats, state, state.budget)
-    return halving_pull(arm_stats, state, state.budget), state
+    return halving_pull(arm_stats, state, state.budget, ties.tie_key(key, ties.PULL)), state
 
   def recommend(key, family, arm_stats, state):
     del family

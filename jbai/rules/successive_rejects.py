@@ -13,8 +13,9 @@ n_1 + ... + n_{K-1} + n_{K-1} <= n rewards; what the budget leaves after them
 goes to the last arm, which changes nothing. At any time the rule recommends the
 best of its active arms (sample means, ties at random).
 
-Within a phase the arm pulled is the active arm with the fewest rewards, lowest
-index first; where the family draws a block of rewards in one go (Bernoulli,
+Within a phase the arm pulled is an active arm with the fewest rewards, ties at
+random (`jbai.ties.tie_key(key, PULL)`: the arms' order within a phase, so that
+the answers between phase ends do not depend on the order of the arms); where the family draws a block of rewards in one go (Bernoulli,
 Gaussian: `jbai.families.Family.sample_block`) that arm takes its whole share of
 the phase as one block (`pulls`), whose rewards are the same wherever the run's
 checkpoints cut it (`jbai.core.lane`): the paper's phase, arm after arm, at the
@@ -148,7 +149,8 @@ def successive_rejects() -> Rule:
     target = phase_length(state, state.phase)
     needs = state.active & (arm_stats.counts < target)
     big = jnp.iinfo(arm_stats.counts.dtype).max
-    fewest = ties.argmin(jnp.where(needs, arm_stats.counts, big))
+    fewest = ties.argmin_random_ties(ties.tie_key(key, ties.PULL),
+                                     jnp.where(needs, arm_stats.counts, big))
     last = first_index(state.active)  # after the last phase: the one arm left
     return jnp.where(jnp.any(needs), fewest, last).astype(jnp.int32), state
 
