@@ -58,7 +58,7 @@ class AdaptiveUcbeState(NamedTuple):
   c: jax.Array       # [] float, the exploration rate c > 0 (a runtime value)
   budget: jax.Array  # [] count_dtype(), the budget n (a runtime value)
   phase: jax.Array   # [] int32, the current phase k (0 to K - 1)
-  h: jax.Array       # [] float, H_hat_k of the current phase
+  inv_h: jax.Array   # [] float, 1 / H_hat_k of the current phase (0: H_hat_k infinite)
   ends: jax.Array    # [K - 1] count_dtype(), t_1, ..., t_{K-1} (`phase_ends`, runtime values)
 
   def with_budget(self, budget) -> "AdaptiveUcbeState":
@@ -78,13 +78,19 @@ def phase_ends(budget: int, num_arms: int) -> np.ndarray:
   return np.cumsum(n) - n + (num_arms - k + 1) * n
 
 
-def complexity(mean: jax.Array, phase: jax.Array) -> jax.Array:
-  """H_hat_k = max_{K - k + 1 <= i <= K} i / Delta_hat_<i>^2 (K for k = 0)."""
+def inverse_complexity(mean: jax.Array, phase: jax.Array) -> jax.Array:
+  """1 / H_hat_k = min_{K - k + 1 <= i <= K} Delta_hat_<i>^2 / i (1 / K for k = 0):
+  finite, and 0 where an estimated gap of the min is 0 (H_hat_k infinite)."""
   num_arms = mean.shape[-1]
   gaps = jnp.sort(jnp.max(mean) - mean)                       # Delta_hat_<1> <= ...
   i = jnp.arange(1, num_arms + 1)
-  terms = jnp.where(i >= num_arms - phase + 1, i.astype(mean.dtype) / gaps**2, -jnp.inf)
-  return jnp.where(phase > 0, jnp.max(terms), jnp.asarray(num_arms, mean.dtype))
+  terms = jnp.where(i >= num_arms - phase + 1, gaps**2 / i.astype(mean.dtype), jnp.inf)
+  return jnp.where(phase > 0, jnp.min(terms), 1 / jnp.asarray(num_arms, mean.dtype))
+
+
+def complexity(mean: jax.Array, phase: jax.Array) -> jax.Array:
+  """H_hat_k = max_{K - k + 1 <= i <= K} i / Delta_hat_<i>^2 (K for k = 0)."""
+  return 1 / inverse_complexity(mean, phase)
 
 
 def _advance(arm_stats, state: AdaptiveUcbeState) -> AdaptiveUcbeState:
@@ -93,7 +99,8 @@ def _advance(arm_stats, state: AdaptiveUcbeState) -> AdaptiveUcbeState:
   phase = jnp.sum(state.ends <= arm_stats.t).astype(jnp.int32)
   moved = phase > state.phase
   return state._replace(phase=jnp.maximum(phase, state.phase),
-                        h=jnp.where(moved, complexity(arm_stats.mean, phase), state.h))
+                        inv_h=jnp.where(moved, inverse_complexity(arm_stats.mean, phase),
+                                        state.inv_h))
 
 
 @cached
@@ -102,7 +109,7 @@ def _select_fn():
     del key
     bounds_lib.checked_variance(family, "adaptive-ucb-e")  # bounded or sub-Gaussian rewards
     state = _advance(arm_stats, state)
-    a = state.c * state.budget.astype(state.h.dtype) / state.h
+    a = state.c * state.budget.astype(state.inv_h.dtype) * state.inv_h
     return ucb_index(arm_stats, a), state
   return select
 
@@ -126,7 +133,7 @@ def adaptive_ucb_e(c: float = 1.0) -> Rule:
   def init(num_arms):
     smallest = min_budget(num_arms)
     return AdaptiveUcbeState(c=hyper(c), budget=jnp.asarray(smallest, count_dtype()),
-                             phase=jnp.asarray(0, jnp.int32), h=hyper(num_arms),
+                             phase=jnp.asarray(0, jnp.int32), inv_h=hyper(1 / num_arms),
                              ends=jnp.asarray(phase_ends(smallest, num_arms), count_dtype()))
 
   return Rule("adaptive-ucb-e", init, _select_fn(), (("c", c),), runtime=("c",),
