@@ -222,6 +222,7 @@ def test_fixed_budget_rules_spend_the_budget_on_their_phases():
   assert (sh.counts.argmax(-1) == sh.recommendation[:, -1]).all()
 
 
+@pytest.mark.slow  # compiles for several seconds: the fast tier stays within 5 min cold
 def test_successive_rejects_phases_are_exact_in_float32():
   """n_k from float64 on the host: at T = 1,000,054 and K = 20 the float32 quotient
   rounds n_18 up to 107,610 where (T - K) / (log-bar(K) 3) is just under 107,609;

@@ -378,6 +378,7 @@ def test_a_step_outside_the_domain_is_refused_before_anything_runs(monkeypatch, 
                            [1.0, 0.5, 0.0], "t3c", 0.1, 20, wrt, h, extrapolate=True)
 
 
+@pytest.mark.slow  # compiles for several seconds: the fast tier stays within 5 min cold
 def test_estimate_takes_instances_as_rollout_does_each_row_with_its_own_gradient():
   """[I, K] means: a leading [I] axis on every field, and jax.grad of the sum puts
   each row's likelihood-ratio gradient in its row (the surrogate row by row)."""

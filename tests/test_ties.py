@@ -174,6 +174,7 @@ def test_tci_challenger_compiled_is_the_eager_one():
     assert int(jax.jit(challenger)(lane_key, st)) == 1
 
 
+@pytest.mark.slow  # compiles for several seconds: the fast tier stays within 5 min cold
 def test_order_random_ties_sorts_and_shuffles_each_tie_uniformly():
   """Distinct values come in decreasing order; the three tied at 2.0 come first
   in each of their 3! orders about equally often (chi-square over 6,000 keys,
@@ -199,6 +200,7 @@ def test_tie_keys_depend_on_the_purpose_and_the_round_alone():
               data(ties.ELIMINATE, 2)}) == 4
 
 
+@pytest.mark.slow  # compiles for several seconds: the fast tier stays within 5 min cold
 def test_a_top_m_answer_at_a_budget_breaks_its_edge_at_random():
   """top_m.answer_random_ties: the top m where the means are distinct at the edge
   (the `answer` of the problem), and, with three means tied across the edge of the
