@@ -1,4 +1,4 @@
-"""Time of the eps-GLLR pair cost alone: `jbai.stops.eps_good.eps_transport`.
+"""Time of the eps-GLLR pair cost alone: `jbai.eps_transport.eps_transport`.
 
 For each family (Bernoulli, Poisson, exponential by default) times one jitted
 call on --pairs random pairs (n_a, m_a, n_b, m_b, eps) in float32 (--x64:
@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jbai import families
-from jbai.stops.eps_good import eps_transport
+from jbai.eps_transport import eps_transport
 
 METHODS = ("golden", "bisect", "bisect-jvp")
 

@@ -272,3 +272,11 @@ def order_random_ties(key: jax.Array, values: jax.Array) -> jax.Array:
   u = jax.random.uniform(key, values.shape)
   index = jnp.arange(values.shape[-1], dtype=jnp.int32)
   return jax.lax.sort((-values, u, index), num_keys=2)[2]
+
+
+def select(rows: jax.Array, values: jax.Array) -> jax.Array:
+  """[R] the values that one-hot rows [R, K] pick: a masked sum, exact on every
+  platform (a matrix product may round float32 on an accelerator), and no gather
+  (slow under vmap on a CPU)."""
+  return jnp.sum(jnp.where(rows, values[None, :], 0), axis=-1)
+

@@ -17,7 +17,7 @@ Two methods:
     of the cost for any gap in Theta.
 `bisect_root` finds where a function that changes sign once crosses 0 (the
 derivative of a unimodal objective), to the full precision of the dtype; the
-eps-GLLR's costs use it (`jbai.stops.eps_good.eps_transport`).
+eps-GLLR's costs use it (`jbai.eps_transport.eps_transport`).
 The same code gives the GLLR statistic Lambda_t(a, b) (weights = counts, means =
 MLEs) and the empirical transport costs of the sampling rules (weights = T_t/t).
 """

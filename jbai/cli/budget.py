@@ -106,9 +106,8 @@ def run_spec(args, family, means, run: BudgetRun, problem=None) -> dict:
   question only when one is asked, so that best-arm runs keep their names, and
   "answers": "sets" where its answers are sets of arms (top-m, thresholding)."""
   import jax.numpy as jnp
-  from jbai import stops
   asked = {} if problem is None else {"question": repr(problem)}
-  if stops.question(problem)[0] is not None:  # answers are sets of arms: [K] masks
+  if problem is not None and not problem.arm:  # answers are sets of arms: [K] masks
     asked["answers"] = "sets"
   return {"family": repr(family), "means": list(means), "rule": repr(run.rule),
           "budget": run.budget, "checkpoints": run.times, "trials": args.trials,

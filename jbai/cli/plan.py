@@ -64,7 +64,8 @@ class Plan(NamedTuple):
   family: object   # the Family
   means: list      # [K] floats, checked against the family
   deltas: list     # [D] floats in (0, 1)
-  runs: list       # [Run], in order
+  runs: list       # [Run], in order, each threshold the stop its run assembles
+  problem: object = None  # the question (`jbai.problems.question`): best_arm() by default
 
 
 def make_rule(name: str, beta=None, eps=None, **options):
@@ -128,12 +129,12 @@ def plan_command(args) -> Plan:
   runs = plan_runs(args, family, problem)
   if problem is None:
     check_separable(family, args.means)
-  else:
-    from jbai import stops
-    for run in runs:
-      if run.threshold.problem is None:  # the rule's own stop, or --stop: refused
-        stops.with_problem(run.rule, run.threshold, problem)
-  return Plan(family, args.means, deltas, runs)
+  from jbai import problems
+  from jbai.core.assembly import assemble
+  asked = problems.question(problem, getattr(args, "eps_good", None))
+  runs = [run._replace(threshold=assemble(family, run.rule, run.threshold, asked).stop)
+          for run in runs]
+  return Plan(family, args.means, deltas, runs, asked)
 
 
 def check_separable(family, means) -> None:

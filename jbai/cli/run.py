@@ -10,7 +10,6 @@ resumes.
 import contextlib
 import os
 import sys
-from typing import Optional
 
 import numpy as np
 
@@ -74,11 +73,11 @@ def partial_summaries(plan, done: dict, run, n_trials: int) -> list:
   raw records (tau = 0 where a level never crossed: the trial hit the cap)."""
   from jbai.core.records import finish
   from jbai.host.summary import optimal, problem_optimum, summarize
-  from jbai.stops.eps_good import eps_of
+  from jbai.problems.judge import slack
   means = np.asarray(plan.means)
-  eps = eps_of(run.threshold)  # with --eps-good, an error is an answer that is not eps-good
-  asked = getattr(run.threshold, "problem", None)  # --top or --above: answers are sets
-  flat = finish(np, done, np.asarray([means]), len(done["index"]), eps, asked)
+  eps = slack(plan.problem) if plan.problem.arm else 0.0  # --eps-good: errs where not eps-good
+  asked = None if plan.problem.arm else plan.problem  # --top or --above: answers are sets
+  flat = finish(np, done, np.asarray([means]), len(done["index"]), plan.problem)
   tau, correct, hit_cap = flat["tau"], flat["correct"], flat["hit_cap"]
   from jbai.core.inputs import log_inv_delta
   optimum = (optimal(plan.family, means, eps) if asked is None else  # T*_eps with --eps-good
@@ -125,37 +124,6 @@ def _records(plan, results: list, interrupted: bool, log: TrialLog, n_trials: in
   return records, labels
 
 
-def with_eps_good(plan, eps_good: Optional[float]):
-  """The plan with every run stopping with the eps-GLLR against its threshold
-  (--eps-good; `jbai.stops.eps_gllr`), unchanged without it. A rule built for
-  eps-good answers (ebtc-eps, lucb1-eps: built with --eps-good's eps, `plan.rule_options`)
-  keeps its own eps stop.
-
-  Raises:
-    ValueError: a run whose rule stops otherwise than with the GLLR, with the
-      option that runs it (--stop gllr, or a GLLR rule for an eliminating one).
-  """
-  if eps_good is None:
-    return plan
-  from jbai import stops
-  from jbai.stops.eps_good import eps_gllr, eps_of
-  if not 0 <= eps_good < float("inf"):
-    raise ValueError(f"--eps-good must be a finite number >= 0, got {eps_good}")
-  runs = []
-  for run in plan.runs:
-    if eps_of(run.threshold) > 0 and eps_of(run.threshold) == eps_good:
-      runs.append(run)  # a rule built for eps-good answers, with its own eps stop
-      continue
-    if isinstance(run.threshold, stops.Stop):
-      eliminating = run.threshold.name == "elimination"
-      hint = ("use a rule that stops with the GLLR, e.g. --rule tcb" if eliminating else
-              f"add --stop gllr to run {run.rule.name} with the GLLR")
-      raise ValueError(f"--eps-good needs the GLLR stop; rule {run.rule.name!r} stops with "
-                       f"{run.threshold.name!r}: {hint}")
-    runs.append(run._replace(threshold=eps_gllr(eps_good, run.threshold)))
-  return plan._replace(runs=runs)
-
-
 def cmd_run(args) -> int:
   """`jbai run`: returns 0, or EXIT_INTERRUPTED after Ctrl-C (with --budget: the runs
   to a fixed budget of `jbai.cli.budget`)."""
@@ -167,7 +135,7 @@ def cmd_run(args) -> int:
     raise ValueError("--repair mends the finished-trial file of --out; give --out "
                      "(nothing to repair without it)")
   paths = checked_outputs(args)  # before anything runs: a bad --out loses no work
-  plan = with_eps_good(plan_command(args), getattr(args, "eps_good", None))
+  plan = plan_command(args)
   runs, specs = [], {}
   for run in plan.runs:  # each run named by the hash of its spec
     spec = run_spec(args, plan, run)

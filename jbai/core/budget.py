@@ -8,8 +8,6 @@ import numpy as np
 
 from jbai import stops
 from jbai.core import inputs
-from jbai.problems.base import checked
-from jbai.rules.base import recommendation
 from jbai.state import count_dtype
 
 DEFAULT_CHECKPOINTS = 20  # log-spaced checkpoints up to the budget, by default
@@ -102,33 +100,12 @@ def check_run(family, rule, budget, checkpoints, num_arms: int, problem=None) ->
   return horizon, checkpoint_times(horizon, checkpoints, num_arms)
 
 
-def resolve(family, rule, budget, problem=None, **stop_options) -> tuple:
-  """(Family, Rule, Stop) of a run to a budget: the stop records the rule's
-  recommendation at the checkpoints, or the empirical answer of a question whose
-  answer is a set of arms (`problem`: `jbai.stops.budget_stop`). The options of a
-  run that stops (delta, threshold, max_steps, eps_good) must be None: a run to a
-  budget has none of them (an eps-good arm is asked as `problem=eps_good(eps)`).
-
-  Raises:
-    ValueError: for such an option, or a problem that is not a
-      `jbai.problems.Problem`.
-  """
-  given = [name for name, value in stop_options.items() if value is not None]
-  if given:
-    raise ValueError(f"a run to a budget (budget={budget!r}) has no stop, so no "
-                     f"{given[0]}: pass {given[0]}=None")
-  if problem is not None:
-    checked(problem)
-  family, rule = inputs.as_family(family), inputs.as_rule(rule)
-  return family, rule, stops.budget_stop(recommendation(rule), problem)
-
-
 def _asked(problem):
   """The question a rule samples for, None for the best arm (asked or not) and
   for a question whose answer is an arm (an eps-good arm: the rule's
   recommendation, scored against eps)."""
-  return stops.question(problem)[0]
+  return None if problem is None or problem.arm else problem
 
 
 __all__ = ["DEFAULT_CHECKPOINTS", "check_budget", "check_rule", "check_run", "checkpoint_times",
-           "resolve", "traced_budget"]
+           "traced_budget"]

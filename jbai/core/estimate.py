@@ -43,8 +43,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbai import stops
 from jbai.core import inputs
+from jbai.core.assembly import assemble
 from jbai.core.rollout import Rollout, rollout
 from jbai.families.base import check_means
 
@@ -139,9 +139,8 @@ def _first_order_only_jvp(primals, tangents):
 def _check(family, rule, threshold, means, n_trials, budget=None, problem=None,
            batch: bool = False):
   if budget is None:
-    threshold = stops.with_problem(inputs.as_rule(rule), threshold, problem)
-    family, rule, threshold = inputs.resolve(family, rule, threshold)
-  else:  # rollout resolves the run to a budget, and refuses a threshold
+    family, rule, threshold, _ = assemble(family, rule, threshold, problem)
+  else:  # rollout assembles the run to a budget, and refuses a threshold
     family, rule = inputs.as_family(family), inputs.as_rule(rule)
   means = jnp.asarray(means, jnp.zeros(()).dtype)
   if means.ndim != 1 and not (batch and means.ndim == 2):

@@ -3,50 +3,36 @@
 A lane writes tau = 0 for a delta whose threshold it never crossed (the trial
 reached max_steps). `finish` turns that into the reported form: tau = the
 trial's length, answer = -1, `hit_cap` set and the answer counted as not
-correct (with eps_good > 0, correct means eps-good: `jbai.stops.eps_good`).
+correct (the run's question judges the rest: `jbai.problems.judge`).
 `shaped` gives the flat per-trial arrays their leading axes.
 """
 
-import jax
-import jax.numpy as jnp
-
-from jbai.problems.base import is_correct
-from jbai.stops.eps_good import is_eps_good
+from jbai.problems.base import Problem
+from jbai.problems.judge import judge
 
 PER_DELTA = ("tau", "answer", "correct", "hit_cap", "reward_score", "causal_score",
              "score_cv")
 PER_DELTA_PREFIXES = ("policy_score.", "causal_policy_score.", "policy_score_cv.")
 
 
-def finish(xp, raw: dict, table, n_trials: int, eps_good: float = 0.0, problem=None) -> dict:
+def finish(xp, raw: dict, table, n_trials: int, problem: Problem, eps=None) -> dict:
   """Per-trial outputs (flat, [I * n_trials, ...]) from the raw records: the cap
-  (tau = 0: no crossing) becomes tau = steps and answer = -1, and `correct` and
-  `hit_cap` are added. `xp` is numpy or jax.numpy; `table` is the [I, K] means;
-  with eps_good > 0 (a number, or a runtime value: EB-TC_eps's eps under
-  `jbai.rollout`'s params) an answer is correct when it is eps-good. With a
-  `problem` whose answer is a set (`jbai.stops.Stop.problem`) the answers are
-  [.., D, K] masks (no arm at the cap) and correct when they are the instance's (or,
-  for a problem with a tolerance, right by its `correct`)."""
+  (tau = 0: no crossing) becomes tau = steps and answer = -1 (no arm: an empty
+  mask for a problem whose answer is a set), and `correct` (the problem's
+  judgement, `jbai.problems.judge`, false at the cap) and `hit_cap` are added.
+  `xp` is numpy or jax.numpy; `table` is the [I, K] means; `eps` an arm answer's
+  slack where it is a runtime value (EB-TC_eps's eps under `jbai.rollout`'s
+  params), else None."""
   hit_cap = raw["tau"] == 0
   tau = xp.where(hit_cap, raw["steps"][:, None], raw["tau"])
-  if problem is not None:
+  means = xp.repeat(table, n_trials, axis=0)
+  if problem.arm:
+    answer = xp.where(hit_cap, -1, raw["answer"])
+    correct = judge(xp, problem, means, answer, eps)[0]
+  else:
     answer = raw["answer"] & ~hit_cap[..., None]
-    if problem.correct is None:
-      truth = xp.repeat(xp.asarray(jax.vmap(problem.answer)(jnp.asarray(table))), n_trials, axis=0)
-      correct = xp.all(answer == truth[:, None, :], axis=-1) & ~hit_cap
-    else:  # a tolerance (`jbai.problems.Problem.correct`): each trial's answers at its means
-      means = jnp.repeat(jnp.asarray(table), n_trials, axis=0)
-      right = jax.vmap(lambda mu, a: is_correct(problem, mu, a))(means, jnp.asarray(answer))
-      correct = xp.asarray(right) & ~hit_cap
-    return dict(raw, hit_cap=hit_cap, tau=tau, answer=answer, correct=correct)
-  out = dict(raw, hit_cap=hit_cap, tau=tau, answer=xp.where(hit_cap, -1, raw["answer"]))
-  if not (isinstance(eps_good, (int, float)) and eps_good == 0):
-    out["correct"] = is_eps_good(xp, xp.repeat(table, n_trials, axis=0), out["answer"],
-                                 eps_good)
-    return out
-  best = xp.repeat(xp.argmax(table, axis=-1), n_trials)
-  out["correct"] = out["answer"] == best[:, None]
-  return out
+    correct = judge(xp, problem, means, answer)[0] & ~hit_cap
+  return dict(raw, hit_cap=hit_cap, tau=tau, answer=answer, correct=correct)
 
 
 def shaped(flat: dict, lead: tuple, scalar_delta: bool) -> dict:

@@ -15,10 +15,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbai import stops
-from jbai.stops import eps_good as eps_lib
 from jbai import checks as checks_lib
+from jbai import stops
 from jbai.core import budget as budget_lib, guard, inputs, pool as pool_lib, records
+from jbai.core.assembly import assemble
+from jbai.eps_transport import check_slack
+from jbai.stops.eps_good import RULE_EPS
 from jbai.core.lane import Config
 from jbai.state import count_dtype
 
@@ -187,19 +189,11 @@ def rollout(key: jax.Array, family, means, rule, delta=None, n_trials: int = Non
   key = inputs.check_key(key)
   # No silent zero derivative of tau, answer or counts (jbai.core.guard).
   means, delta, params = guard.no_pathwise("jbai.rollout", means, delta, params)
-  if budget is not None:
-    family, rule, threshold = budget_lib.resolve(family, rule, budget, problem, delta=delta,
-                                                 threshold=threshold, max_steps=max_steps,
-                                                 eps_good=eps_good)
-  else:
-    if checkpoints is not None:
-      raise ValueError("checkpoints are the times of a run to a budget: give budget")
-    problem, eps_good = stops.question(problem, eps_good)
-    rule = eps_lib.rule_for_eps(rule, eps_good)
-    threshold = stops.with_problem(inputs.as_rule(rule), threshold, problem, eps_good)
-    threshold = eps_lib.with_eps(inputs.as_rule(rule), threshold, eps_good)
-    family, rule, threshold = inputs.resolve(family, rule, threshold)
-    inputs.check_eps_slack(family, threshold)
+  if budget is None and checkpoints is not None:
+    raise ValueError("checkpoints are the times of a run to a budget: give budget")
+  plan = assemble(family, rule, threshold, problem, eps_good=eps_good, budget=budget,
+                  delta=delta, max_steps=max_steps)
+  family, rule, threshold = plan.family, plan.rule, plan.stop
   asked = getattr(threshold, "problem", None)
   dtype = jnp.zeros(()).dtype
   if inputs.concrete(means):
@@ -238,8 +232,8 @@ def rollout(key: jax.Array, family, means, rule, delta=None, n_trials: int = Non
   if checks and not inputs.builtin_rule(rule):
     checks_lib.run_checked(functools.partial(checks_lib.check_arms, rule.name),
                            out["counts"], out["steps"])
-  flat = records.finish(jnp, out, table, n_trials, _eps_good(family, threshold, params, dtype),
-                        stops.question(asked)[0])
+  flat = records.finish(jnp, out, table, n_trials, plan.problem,
+                        _runtime_eps(family, threshold, params, dtype))
   lead = (n_inst, n_trials) if means.ndim == 2 else (n_trials,)
   return from_records(flat, lead, scalar_levels, scores)
 
@@ -282,19 +276,16 @@ def _checkpoint_levels(family, rule, stop, rule_state, budget, checkpoints, num_
           stops.with_budget(rule_state, horizon), checkpoints is None)
 
 
-def _eps_good(family, threshold, params, dtype):
-  """The slack an eps-good answer is judged with: the stop's eps (a run to a
-  budget's: its question's, `eps_good(eps)`), or, for a stop that reads it from
-  the rule's state (EB-TC_eps), the run's `eps_good` param (below Theta's width
-  where concrete; possibly traced)."""
-  eps = stops.question(getattr(threshold, "problem", None))[1]
-  eps = eps_lib.eps_of(threshold) if eps is None else eps
-  if eps_lib.RULE_EPS in (params or {}) and "eps" in getattr(threshold, "runtime", ()):
-    eps = params[eps_lib.RULE_EPS]
+def _runtime_eps(family, threshold, params, dtype):
+  """The slack an eps-good answer is judged with where the stop reads it from the
+  rule's state (EB-TC_eps): the run's `eps_good` param (below Theta's width where
+  concrete; possibly traced); None: the question's own (`jbai.problems.judge`)."""
+  if RULE_EPS in (params or {}) and "eps" in getattr(threshold, "runtime", ()):
+    eps = params[RULE_EPS]
     if inputs.concrete(eps):
-      inputs.check_eps(family, float(eps))
-    eps = jnp.asarray(eps, dtype)
-  return eps
+      check_slack(float(eps), family)
+    return jnp.asarray(eps, dtype)
+  return None
 
 
 def _check_traced(family, table, delta, params, dtype) -> None:

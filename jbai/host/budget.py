@@ -8,7 +8,6 @@ the same as the trial of `jbai.simulate` with the same key, up to where that one
 stops: the same rewards, the same choices.
 """
 
-import functools
 from typing import Callable, NamedTuple, Optional
 
 import jax
@@ -16,11 +15,12 @@ import numpy as np
 
 from jbai import stops
 from jbai.core import inputs
-from jbai.core.budget import check_run, resolve
+from jbai.core.assembly import assemble
+from jbai.core.budget import check_run
 from jbai.host.simulate import run_pool
 from jbai.host.summary import mean_ci, wilson
-from jbai.problems.base import scored
-from jbai.stops.eps_good import is_eps_good
+from jbai.problems.base import Problem
+from jbai.problems.judge import judge
 
 
 class BudgetResult(NamedTuple):
@@ -127,7 +127,7 @@ def budget(key: jax.Array, family, means, rule, budget: int, n_trials: int,
   """
   inputs.refuse_traced("jbai.budget", "jbai.rollout", means=means, key=key)
   inputs.check_key(key)
-  family, rule, stop = resolve(family, rule, budget, problem)
+  family, rule, stop, problem = assemble(family, rule, problem=problem, budget=budget)
   means_np = inputs.check_table(family, means, problem=stop.problem)
   table = means_np.reshape(-1, means_np.shape[-1])
   n_inst, num_arms = table.shape
@@ -143,7 +143,7 @@ def budget(key: jax.Array, family, means, rule, budget: int, n_trials: int,
                         stop.init(times, num_arms), state, len(times), lanes, chunk, devices,
                         None, done, False, progress, on_chunk)
   stats["budget"] = horizon
-  return _result(table, means_np.ndim == 2, n_trials, times, out, stats, stop.problem)
+  return _result(table, means_np.ndim == 2, n_trials, times, out, stats, problem)
 
 
 def check_done(done, n_all: int) -> None:
@@ -173,30 +173,20 @@ def check_done(done, n_all: int) -> None:
 
 
 def _result(table: np.ndarray, batch: bool, n_trials: int, times: np.ndarray, out: dict,
-            stats: dict, problem=None) -> BudgetResult:
+            stats: dict, problem: Problem) -> BudgetResult:
   """The result from the raw records (answer [I n, C]: the recommendations; [I n,
   C, K] masks for a problem's answer sets). A recommended arm is wrong where it is
   not the best arm, or, for `eps_good(eps)`, where it is not eps-good."""
   n_inst, num_arms = table.shape
   answer = np.asarray(out["answer"]).reshape((n_inst, n_trials, len(times), -1))
-  sets, eps = stops.question(problem)  # sets: a question whose answer is a set of arms
-  if sets is None:
+  if problem.arm:
     answer = answer[..., 0]
     rec = answer.astype(np.int16 if num_arms <= np.iinfo(np.int16).max else np.int32)
-    gaps = table.max(axis=-1, keepdims=True) - table                       # [I, K]
-    regret = np.take_along_axis(gaps[:, None, :], answer.reshape(n_inst, -1)[:, None, :],
-                                axis=-1).reshape(answer.shape)           # [I, n, C]
-    if eps is None:
-      wrong = answer != np.argmax(table, axis=-1)[:, None, None]
-    else:
-      flat = answer.reshape(n_inst * n_trials, -1)
-      wrong = ~is_eps_good(np, np.repeat(table, n_trials, axis=0), flat, eps)
-      wrong = wrong.reshape(answer.shape)
   else:
     rec = answer
-    correct, regret = map(np.asarray, jax.vmap(functools.partial(scored, problem))(table,
-                                                                                  answer))
-    wrong = ~correct
+  flat = answer.reshape((n_inst, -1) + answer.shape[3:])  # [I, n C] (, K)
+  correct, regret = judge(np, problem, table, flat)
+  wrong, regret = ~correct.reshape(answer.shape[:3]), regret.reshape(answer.shape[:3])
   error = wrong.mean(axis=1)
   error_ci = np.array([[wilson(int(k), n_trials) for k in row] for row in wrong.sum(axis=1)])
   pairs = [[mean_ci(regret[i, :, c]) for c in range(len(times))] for i in range(n_inst)]

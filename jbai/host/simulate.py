@@ -15,13 +15,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from jbai import stops
-from jbai.stops import eps_good as eps_lib
 from jbai.core import inputs, pool as pool_lib, records
+from jbai.core.assembly import Plan, assemble
 from jbai.core.lane import Config
 from jbai.core.rollout import Rollout, from_records
 from jbai.host import memory_maps, programs
 from jbai.host import summary as summary_lib
 from jbai.host.summary import optimal, summarize
+from jbai.problems.judge import slack
 from jbai.state import count_dtype
 
 
@@ -96,16 +97,14 @@ class _Timing:
     self.lane_steps += lane_steps
 
 
-def _check(key, family, rule, threshold, means, delta, n_trials, max_steps, lanes, chunk,
-           scores):
-  """The resolved family, rule and threshold, the means [.., K] and the deltas,
-  every value checked (`jbai.core.inputs`) before anything compiles: the key,
-  the means (ties judged in the simulation's dtype, and Gamma(nu) > 0), delta at
-  any magnitude, whole numbers where counts belong, and the memory the per-trial
-  results will take."""
+def _check(key, plan: Plan, means, delta, n_trials, max_steps, lanes, chunk, scores):
+  """The means [.., K] and the deltas of a run of `plan`, every value checked
+  (`jbai.core.inputs`) before anything compiles: the key, the means (ties judged
+  in the simulation's dtype, and Gamma(nu) > 0), delta at any magnitude, whole
+  numbers where counts belong, and the memory the per-trial results will take."""
   inputs.check_key(key)
-  family, rule, threshold = inputs.resolve(family, rule, threshold)
-  asked = getattr(threshold, "problem", None)
+  family, rule = plan.family, plan.rule
+  asked = getattr(plan.stop, "problem", None)
   means_np = inputs.check_table(family, means, problem=asked)
   levels = inputs.parse_delta(delta)
   n_trials = inputs.check_trials(n_trials)
@@ -115,11 +114,10 @@ def _check(key, family, rule, threshold, means, delta, n_trials, max_steps, lane
   table = means_np.reshape(-1, means_np.shape[-1])
   inputs.check_total("jbai.simulate", table.shape[0] * n_trials,
                      inputs.trial_bytes(table.shape[1], len(levels.values), bool(scores)))
-  inputs.check_eps_slack(family, threshold)
   if asked is None:
     inputs.check_separable(family, table)
   inputs.check_rule_arms(family, rule, table)
-  return family, rule, threshold, means_np, levels
+  return means_np, levels
 
 
 def _resume(done: Optional[dict], out: dict, n_all: int, scores: bool) -> np.ndarray:
@@ -361,11 +359,11 @@ def simulate(key: jax.Array, family, means, rule, delta, n_trials: int,
   """
   inputs.refuse_traced("jbai.simulate", "jbai.rollout, its pure counterpart", means=means,
                        delta=delta, key=key)
-  family, threshold, means_np, levels, out, stats = _simulate(
+  plan, means_np, levels, out, stats = _simulate(
       key, family, means, rule, delta, n_trials, threshold, max_steps, lanes, chunk, progress,
       on_chunk, devices, shrink, done, scores, eps_good, problem, share=None)
-  return _result(family, threshold, means_np, levels, int(n_trials), np.ndim(delta) == 0,
-                 scores, out, stats)
+  return _result(plan, means_np, levels, int(n_trials), np.ndim(delta) == 0, scores, out,
+                 stats)
 
 
 def simulate_share(key: jax.Array, family, means, rule, delta, n_trials: int, *,
@@ -405,17 +403,13 @@ def simulate_share(key: jax.Array, family, means, rule, delta, n_trials: int, *,
 
 def _simulate(key, family, means, rule, delta, n_trials, threshold, max_steps, lanes, chunk,
               progress, on_chunk, devices, shrink, done, scores, eps_good, problem, share):
-  """`simulate`'s checks and run: (family, threshold, means, levels, the raw records,
-  the stats)."""
-  problem, eps_good = stops.question(problem, eps_good)
-  rule = eps_lib.rule_for_eps(rule, eps_good)
-  threshold = stops.with_problem(inputs.as_rule(rule), threshold, problem, eps_good)
-  threshold = eps_lib.with_eps(inputs.as_rule(rule), threshold, eps_good)
+  """`simulate`'s checks and run: (the `Plan`, means, levels, the raw records, the
+  stats)."""
+  plan = assemble(family, rule, threshold, problem, eps_good=eps_good)
+  family, rule, threshold = plan.family, plan.rule, plan.stop
   if max_steps is None:
-    max_steps = inputs.default_max_steps(inputs.as_rule(rule), blocks=not scores)
-  family, rule, threshold, means_np, levels = _check(key, family, rule, threshold, means,
-                                                     delta, n_trials, max_steps, lanes, chunk,
-                                                     scores)
+    max_steps = inputs.default_max_steps(rule, blocks=not scores)
+  means_np, levels = _check(key, plan, means, delta, n_trials, max_steps, lanes, chunk, scores)
   table = means_np.reshape(-1, means_np.shape[-1])
   out, stats = run_pool(key, family, rule, threshold, table, int(n_trials), max_steps,
                         inputs.threshold_params(threshold, levels, table.shape[1],
@@ -423,20 +417,20 @@ def _simulate(key, family, means, rule, delta, n_trials, threshold, max_steps, l
                         stops.with_delta(rule.name, rule.init(table.shape[1]), levels.log_inv),
                         len(levels.values), lanes, chunk, devices, shrink, done, scores,
                         progress, on_chunk, share)
-  return family, threshold, means_np, levels, out, stats
+  return plan, means_np, levels, out, stats
 
 
-def _result(family, threshold, means_np, levels, n_trials: int, scalar_delta: bool,
+def _result(plan: Plan, means_np, levels, n_trials: int, scalar_delta: bool,
             scores: bool, out: dict, stats: dict) -> Result:
   """`simulate`'s Result from the pool's raw records: the per-trial arrays and
   one summary per (instance, level), each with the eps its error counts against."""
   table = means_np.reshape(-1, means_np.shape[-1])
-  eps = eps_lib.eps_of(threshold)
-  asked = getattr(threshold, "problem", None)
-  flat = records.finish(np, out, table, n_trials, eps, asked)
+  eps = slack(plan.problem) if plan.problem.arm else 0.0
+  asked = None if plan.problem.arm else plan.problem  # a question whose answer is a set
+  flat = records.finish(np, out, table, n_trials, plan.problem)
   lead = (table.shape[0], n_trials) if means_np.ndim == 2 else (n_trials,)
   trials = from_records(flat, lead, scalar_delta, scores)
-  summaries = _summaries(family, table, levels, flat, n_trials, eps, asked)
+  summaries = _summaries(plan.family, table, levels, flat, n_trials, eps, asked)
   for s in summaries:  # the error rate counts answers that are not eps-good
     s["eps_good"] = eps
   return Result(trials, summaries, stats)

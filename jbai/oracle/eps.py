@@ -13,7 +13,7 @@ is
 
 the inner infimum over x in [mu_j - eps, mu_i] intersected with [lo, hi - eps]
 (both alternative means in Theta): the transport cost of the eps-GLLR stop
-(`jbai.stops.eps_good.eps_transport`), so that T*_eps is the complexity of that
+(`jbai.eps_transport.eps_transport`), so that T*_eps is the complexity of that
 stop. Gamma_eps(nu) = 1 / T*_eps(nu).
 
 The answer. C_ij is nondecreasing in mu_i and nonincreasing in mu_j (it is an
@@ -92,7 +92,7 @@ from jax.typing import ArrayLike
 from jbai import families
 from jbai.families.base import Family, check_means
 from jbai.oracle.exact import _batched, _float, _interior, _safe_means, default_iters
-from jbai.stops.eps_good import check_slack, eps_transport
+from jbai.eps_transport import check_slack, eps_transport
 
 
 class EpsOracle(NamedTuple):
@@ -347,7 +347,7 @@ def eps_solve(family: Family, means: ArrayLike, eps: ArrayLike,
 @functools.partial(jax.jit, static_argnames="family")
 def eps_gamma(family: Family, means: ArrayLike, w: ArrayLike, eps: ArrayLike) -> jax.Array:
   """Gamma_eps(nu, w) = min_{j != a} C_aj(w) for the answer a = argmax(mu): the
-  eps-GLLR's transport costs (`jbai.stops.eps_good.eps_transport`) at the
+  eps-GLLR's transport costs (`jbai.eps_transport.eps_transport`) at the
   weights w; at w = w*_eps(nu) it is Gamma_eps(nu).
 
   Args:
@@ -378,12 +378,7 @@ def check_eps(family: Family, eps) -> float:
   """Validates an eps-good slack at the Python boundary: a finite number >= 0,
   below the width hi - lo of Theta (at or beyond it every arm is eps-good and
   T*_eps = 0)."""
-  value = check_slack(eps)
-  if value >= family.hi - family.lo:
-    raise ValueError(
-        f"eps = {value!r} is at least the width of Theta = [{family.lo}, {family.hi}] of the "
-        f"{family.name} family: every arm is eps-good (T*_eps = 0)")
-  return value
+  return check_slack(eps, family)
 
 
 def check_eps_means(family: Family, means, eps: float) -> np.ndarray:

@@ -27,9 +27,10 @@ import numpy as np
 
 from jbai import families
 from jbai.families.base import Family, check_means
-from jbai.problems.base import Problem, batched, glr, statistic
+from jbai.problems.base import Problem, batched, checked, glr, statistic
 from jbai.problems.best_arm import best_arm
 from jbai.problems.eps_good import eps_good
+from jbai.problems.judge import is_eps_good, judge
 from jbai.problems.threshold import above
 from jbai.problems.top_m import top_m
 
@@ -107,6 +108,29 @@ def asked(top=None, above=None, names=("top", "above"), eps=None) -> Optional[Pr
   return PROBLEMS["above"](above) if eps is None else PROBLEMS["above"](above, eps)
 
 
+def question(problem: Optional[Problem] = None, eps_good=None) -> Problem:
+  """The question a run asks, as one `Problem`: `problem` (None: `best_arm()`),
+  with `eps_good`, the documented alias of problem=eps_good(eps), folded in.
+
+  Raises:
+    ValueError: for a problem that is not a `Problem`, eps_good beside a question
+      beyond the best arm, or two different slacks.
+  """
+  if problem is None:
+    return best_arm() if eps_good is None else PROBLEMS["eps-good"](eps_good)
+  checked(problem)
+  if eps_good is None:
+    return problem
+  if problem.name == "best-arm":
+    return PROBLEMS["eps-good"](eps_good)
+  if problem.name == "eps-good":
+    if float(eps_good) != dict(problem.params)["eps"]:
+      raise ValueError(f"{problem!r} and eps_good={eps_good} ask two different slacks: give "
+                       "one of them")
+    return problem
+  raise ValueError(f"eps_good asks for an eps-good best arm; it cannot go with {problem!r}")
+
+
 def get(name: str, **params) -> Problem:
   """A problem by name: "best-arm", "eps-good" (eps=...), "top-m" (m=...) or "above"
   (level=..., eps=...)."""
@@ -116,4 +140,4 @@ def get(name: str, **params) -> Problem:
 
 
 __all__ = ["Oracle", "PROBLEMS", "Problem", "above", "asked", "best_arm", "check", "eps_good",
-           "get", "glr", "oracle", "statistic", "top_m"]
+           "get", "glr", "is_eps_good", "judge", "oracle", "question", "statistic", "top_m"]

@@ -6,7 +6,7 @@ lambda_a + eps, so the pieces are the arms j != a, each costing
 
   c_j(w) = min_x w_a kl(mu_a, x) + w_j kl(mu_j, x + eps)
 
-(`jbai.stops.eps_good.eps_costs`, +inf at a's own index), the GLLR of Garivier &
+(`jbai.eps_transport.eps_costs`, +inf at a's own index), the GLLR of Garivier &
 Kaufmann 2021 for eps-best-arm identification. The oracle is the eps one
 (`jbai.oracle.eps.eps_solve`). The GLLR stop reads its leader from the projected
 sample means and records its index, as the best arm's does: `statistic(eps_good(eps),
@@ -15,10 +15,10 @@ pieces are the best arm's pair costs (`jbai.problems.best_arm`), bit for bit.
 """
 
 from jbai import ties
-from jbai.oracle import eps as eps_oracle  # a module: it may be loading, as it imports the stops
+from jbai.oracle import eps as eps_oracle
 from jbai.problems.base import Problem, real
 from jbai.problems.best_arm import best_arm
-from jbai.stops.eps_good import check_slack, eps_costs
+from jbai.eps_transport import check_slack, eps_costs
 
 NAME = "eps-good"
 
@@ -50,7 +50,7 @@ def eps_good(eps: float) -> Problem:
     return sol.w, 1.0 / sol.gamma
 
   def check(family, means):
-    eps_oracle.check_eps(family, eps)
+    check_slack(eps, family)
     if eps == 0:  # with no slack, only the best arm is eps-good
       best.check(family, means)
 

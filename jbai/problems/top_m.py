@@ -28,7 +28,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbai.oracle.pieces import pairs_solve, select
+from jbai.oracle.pieces import pairs_solve
+from jbai.ties import select
 from jbai.problems.base import Problem
 from jbai.transport import transport_cost
 

@@ -148,19 +148,6 @@ def hyper(value) -> jax.Array:
   return jnp.asarray(value, jnp.result_type(float))
 
 
-def check_eps_good(eps_good: float, exact_rule: str) -> float:
-  """Validates the slack of a rule for eps-good answers: a finite number > 0
-  (the message names `exact_rule`, the rule for eps = 0)."""
-  try:
-    eps = float(eps_good)
-  except (TypeError, ValueError):
-    raise ValueError(f"eps_good must be a number > 0, got {eps_good!r}") from None
-  if not 0 < eps < float("inf"):
-    raise ValueError(f"eps_good must be a finite number > 0, got {eps_good!r} "
-                     f"(for eps = 0 use rule {exact_rule!r})")
-  return eps
-
-
 def least_sampled(counts: jax.Array) -> jax.Array:
   """The least-sampled arm (lowest index among ties): jnp.argmin of the integer
   counts from two plain reductions (exact for integers), which XLA:CPU runs

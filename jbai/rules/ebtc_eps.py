@@ -8,7 +8,7 @@ mu_i >= max mu - eps. After one pull of each arm, at every step n:
   challenger  C_n = argmin_{j != B_n} W^eps_n(B_n, j), the TC_eps challenger, with
               W^eps_n(i, j) = min_x N_i kl(mu_i, x) + N_j kl(mu_j, x + eps), the
               GLLR of "j beats i by eps" at the sample means (the cost of
-              `jbai.stops.eps_good.eps_transport`): for Gaussian arms
+              `jbai.eps_transport.eps_transport`): for Gaussian arms
               (mu_B - mu_j + eps)^2 / (2 sigma^2 (1/N_B + 1/N_j)), whose argmin is
               the paper's argmin of (mu_B - mu_j + eps) / sqrt(1/N_B + 1/N_j);
   proportion  beta_n(B_n, C_n) = beta (fixed), or by information-directed
@@ -50,10 +50,11 @@ from jax.typing import ArrayLike
 
 from jbai.builders import cached
 from jbai.families.base import Family
-from jbai.rules.base import Rule, check_eps_good, hyper
+from jbai.rules.base import Rule, hyper
 from jbai.rules.top_two import check_beta, eb_leader
 from jbai.state import ArmStats
-from jbai.stops.eps_good import eps_gllr, eps_transport
+from jbai.eps_transport import check_slack, eps_transport
+from jbai.stops.eps_good import eps_gllr
 from jbai.ties import argmax_random, first_max
 from jbai.transport import Transport
 
@@ -178,7 +179,7 @@ def ebtc_eps(eps_good: float = 0.1, beta: Union[float, str] = 0.5) -> Rule:
     >>> rules.ebtc_eps(0.1, beta="ids").stop
     eps-gllr(eps=0.1, threshold=gk16())
   """
-  eps = check_eps_good(eps_good, "ebtc")
+  eps = check_slack(eps_good, exact_rule="ebtc")
   ids = isinstance(beta, str) and beta.lower() == IDS
   if not ids:
     if isinstance(beta, str):

@@ -33,7 +33,7 @@ import jax
 import jax.numpy as jnp
 
 from jbai.builders import cached
-from jbai.oracle.pieces import select
+from jbai.ties import select
 from jbai.problems.top_m import grid, pair_grid, top_m
 from jbai.rules.base import Rule, least_sampled
 from jbai.rules.fws import is_square

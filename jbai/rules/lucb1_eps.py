@@ -16,7 +16,8 @@ it was found here). Where jbai differs: the stop is checked after every reward
 rather than after every round (`jbai.rules.lucb`).
 """
 
-from jbai.rules.base import Rule, check_eps_good
+from jbai.eps_transport import check_slack
+from jbai.rules.base import Rule
 from jbai.rules.lucb import lucb_rule
 
 
@@ -40,5 +41,5 @@ def lucb1_eps(eps_good: float = 0.1, index: str = "subgaussian", rate: str = "lu
     >>> rules.lucb1_eps(0.05)
     lucb1-eps(eps_good=0.05, index=subgaussian, rate=lucb1)
   """
-  return lucb_rule("lucb1-eps", index, rate, check_eps_good(eps_good, "lucb1"))
+  return lucb_rule("lucb1-eps", index, rate, check_slack(eps_good, exact_rule="lucb1"))
 

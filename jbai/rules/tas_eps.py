@@ -44,7 +44,8 @@ from jbai.builders import cached
 from jbai.families.base import Family
 from jbai.oracle.eps import eps_solve
 from jbai.oracle.eps_warm import NEWTON_STEPS, eps_warm_solve, eps_warm_start
-from jbai.rules.base import Rule, check_eps_good
+from jbai.eps_transport import check_slack
+from jbai.rules.base import Rule
 from jbai.rules.tas import (FORCED, PROJECTIONS, CTrackingState, DTrackingState, _params,
                             c_tracking, check_choice, check_lazy_factor, d_tracking,
                             on_schedule)
@@ -72,7 +73,7 @@ def tracked_eps_allocation(family: Family, arm_stats: ArmStats, state, eps: floa
 
 
 def _check(exact_rule, eps_good, lazy_factor, solver, forced):
-  return (check_eps_good(eps_good, exact_rule), check_lazy_factor(lazy_factor),
+  return (check_slack(eps_good, exact_rule=exact_rule), check_lazy_factor(lazy_factor),
           check_choice("solver", solver, SOLVERS), check_choice("forced", forced, FORCED))
 
 

@@ -21,7 +21,7 @@ Example:
 from jbai.stops.base import (DELTA_FIELD, Stop, check, own_stop, program_of, question_refusal,
                              refusal, takes_delta, with_delta)
 from jbai.stops.bounds import RATES, rate, rule_bounds, subgaussian_variance
-from jbai.stops.answer import answer_gllr, question, with_problem
+from jbai.stops.answer import answer_gllr
 from jbai.stops.budget import budget_stop, is_budget, takes_budget, with_budget
 from jbai.stops.confidence import confidence
 from jbai.stops.elimination import elimination
@@ -58,7 +58,6 @@ def get(name: str, rule=None):
 
 __all__ = ["DELTA_FIELD", "RATES", "STOPS", "Stop", "answer_gllr", "budget_stop", "check", "confidence",
            "elimination", "eps_gllr", "eps_of", "get", "lil", "own_stop", "program_of",
-           "question", "question_refusal", "rate", "refusal", "rule_bounds",
+           "question_refusal", "rate", "refusal", "rule_bounds",
            "subgaussian_variance", "takes_budget", "takes_delta", "with_budget", "with_delta",
-           "with_problem",
            "is_budget"]

@@ -18,15 +18,13 @@ a heuristic one (gk16) or one of the user's gets init(delta, K) as for the best
 arm (docs/guide/stops.md).
 """
 
-from typing import Optional
-
 import jax.numpy as jnp
 
 from jbai import thresholds as thresholds_lib
 from jbai.builders import cached
 from jbai.problems.base import Problem, checked, piece_count, statistic
-from jbai.stops.base import Stop, own_stop, question_refusal
-from jbai.stops.eps_good import eps_gllr, with_eps
+from jbai.stops.base import Stop
+from jbai.stops.eps_good import eps_gllr
 
 NAME = "answer-gllr"
 
@@ -75,57 +73,3 @@ def answer_gllr(problem: Problem, threshold="gk16") -> Stop:
   return Stop(NAME, _init_fn(problem, threshold), _test_fn(problem, threshold),
               (("problem", problem), ("threshold", threshold)),
               problem=None if problem.arm else problem)
-
-
-def question(problem: Optional[Problem], eps_good=None):
-  """(problem, eps_good) of a run: an eps-good problem (`jbai.problems.eps_good`)
-  asks what eps_good asks (the eps-GLLR stop, `jbai.stops.eps_good.with_eps`), so it
-  becomes (None, its eps), and the best arm None; any other pair unchanged.
-
-  Raises:
-    ValueError: for an eps-good problem with another eps_good.
-  """
-  if isinstance(problem, Problem) and problem.name == "eps-good":
-    eps = dict(problem.params)["eps"]
-    if eps_good is not None and float(eps_good) != eps:
-      raise ValueError(f"{problem!r} and eps_good={eps_good} ask two different slacks: give "
-                       "one of them")
-    return None, eps
-  if isinstance(problem, Problem) and problem.name == "best-arm":
-    return None, eps_good
-  return problem, eps_good
-
-
-def with_problem(rule, threshold, problem: Optional[Problem], eps_good=None):
-  """The stop of a run that asks `problem`: its GLLR against `threshold` (a GLLR
-  threshold or its name; None: the rule's own stop where it answers the
-  problem, else gk16), or `threshold` itself where it is a stop of the problem.
-  Without a problem, or for the best arm, `threshold` unchanged; for an eps-good
-  one (`question`), the eps-GLLR stop (`jbai.stops.eps_good.with_eps`).
-
-  Raises:
-    ValueError: with eps_good (an answer about the best arm), with a stop that
-      answers another question (the rule's own, or one named), or for a problem
-      that is not a `jbai.problems.Problem`.
-  """
-  if isinstance(problem, Problem) and problem.name == "eps-good":
-    return with_eps(rule, threshold, question(problem, eps_good)[1])
-  own = own_stop(rule)
-  if problem is None:
-    if threshold is None and own is not None and own.problem is not None:
-      raise ValueError(question_refusal(None, rule))  # its own stop answers a question
-    return threshold
-  checked(problem)
-  if problem.name == "best-arm" or (isinstance(threshold, Stop) and threshold.problem == problem):
-    return threshold  # the best arm's threshold, or a stop of the problem already
-  if eps_good is not None:
-    raise ValueError(f"eps_good asks for an eps-good best arm; it cannot go with {problem!r}")
-  name = getattr(rule, "name", "?")
-  if threshold is None and own is not None and own.problem == problem:
-    return own  # the rule's own stop of the problem (lucb-top-m's)
-  if isinstance(threshold, Stop) or (threshold is None and own is not None):
-    stop = threshold if isinstance(threshold, Stop) else own
-    raise ValueError(f"{problem!r} stops with its GLLR against a threshold, not with stop "
-                     f"{stop.name!r} (rule {name!r}): pass threshold='gk16' or another "
-                     "GLLR threshold (on the command line, --stop gllr)")
-  return answer_gllr(problem, threshold or "gk16")

@@ -48,12 +48,12 @@ from typing import Optional
 import jax.numpy as jnp
 
 from jbai.builders import cached
-from jbai.oracle.pieces import select
+from jbai.eps_transport import check_slack
 from jbai.problems.top_m import leaders, top_m
 from jbai.stops import bounds as bounds_lib
 from jbai.stops.base import Stop
-from jbai.stops.eps_good import check_slack
 from jbai.thresholds.base import log_inv_delta
+from jbai.ties import select
 
 
 def _init(delta, num_arms):

@@ -34,14 +34,15 @@ mu* - mu_{J_t} <= eps.
 import math
 from typing import Optional
 
+import jax
 import numpy as np
 
+from jbai import problems
 from jbai.host.summary import mean_ci, wilson
+from jbai.problems.judge import judge
 from jbai.studies.jobs import result_of
 from jbai.studies.plan import plan
 from jbai.studies.spec import problem_of, question
-from jbai import stops
-from jbai.stops.eps_good import is_eps_good
 
 CELL_COLUMNS = ["instance", "source", "group", "family", "K", "rule", "params", "threshold",
                 "delta", "trials", "mean_tau", "tau_ci_low", "tau_ci_high", "median_tau",
@@ -233,15 +234,9 @@ def _scored(inst: dict, answers: np.ndarray, asked=None) -> tuple:
   answer is a set (`asked`, a `jbai.problems.Problem`), answer sets [n, K]
   against the instance's, the question's regret (`Problem.regret`), in float64."""
   means = np.asarray(inst["means"], float)
-  sets, eps = stops.question(asked)
-  if sets is None:
-    correct = (answers == np.argmax(means) if eps is None else
-               is_eps_good(np, means[None], answers[None], eps)[0])
-    return correct, (means.max() - means)[answers]
-  import jax
-  from jbai.problems.base import scored
-  with jax.enable_x64(True):
-    return tuple(map(np.asarray, scored(asked, means, answers)))
+  with jax.enable_x64(True):  # a set's answers are judged with jax
+    correct, regret = judge(np, problems.question(asked), means[None], answers[None])
+  return correct[0], regret[0]
 
 
 def _budget_cell(inst: dict, setting: dict, horizon: int, t: int, n: int, correct: np.ndarray,
