@@ -12,9 +12,13 @@ PACKAGE = os.path.dirname(os.path.abspath(jbai.__file__))
 LAYERS = [
     ("jbai.random", "jbai.builders"),
     ("jbai.families",),
-    ("jbai.state", "jbai.transport", "jbai.checks", "jbai.ties"),
-    ("jbai.thresholds", "jbai.oracle", "jbai.problems", "jbai.rules", "jbai.stops"),
-    ("jbai.core",),
+    ("jbai.state", "jbai.transport", "jbai.eps_transport", "jbai.checks", "jbai.ties"),
+    ("jbai.thresholds",),
+    ("jbai.oracle",),
+    ("jbai.problems",),
+    ("jbai.stops",),
+    ("jbai.rules",),
+    ("jbai.core",),  # jbai.core.assembly puts a run together from all of the above
     ("jbai.host",),
     ("jbai.studies",),
     ("jbai.reproduce",),

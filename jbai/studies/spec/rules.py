@@ -51,13 +51,14 @@ def resolve_settings(entries, study: dict, instances: list) -> list:
   budget study [{rule, params}] (`_budget_settings`)."""
   if study["budget"] is not None:
     return _budget_settings(entries, study, instances)
-  from jbai import stops
+  from jbai import problems, stops
+  from jbai.core.assembly import stop_for
   from jbai.thresholds import THRESHOLDS
   families = {}
   for inst in instances:
     families.setdefault((inst["family"], repr(sorted(inst["family_params"].items()))),
                         inst)
-  asked = problem_of(question(study))
+  asked = problems.question(problem_of(question(study)), study["eps_good"])
   out = []
   for where, entry, name, rules in _rules(entries, study):
     thresholds = entry.get("threshold")
@@ -75,21 +76,13 @@ def resolve_settings(entries, study: dict, instances: list) -> list:
         if t == OWN and own is None:
           fail(f"{where}.threshold", t, f"rule {name!r} has no stop of its own; use "
                f"{list(THRESHOLDS)}")
-        stop = own if t == OWN else None
-        if asked is not None:
-          try:
-            stop = stops.with_problem(rule, stop if t == OWN else t, asked)
-          except ValueError as e:
-            fail(f"{where}.threshold", t, str(e).splitlines()[0])
-        if study["eps_good"] is not None:
-          from jbai.stops.eps_good import with_eps
-          try:
-            stop = with_eps(rule, None if t == OWN else t, study["eps_good"])
-          except ValueError as e:
-            fail(f"{where}.threshold", t, str(e).splitlines()[0])
+        try:  # the question's stop (`jbai.core.assembly`), before any family
+          stop = stop_for(rule, None if t == OWN else t, asked)
+        except ValueError as e:
+          fail(f"{where}.threshold", t, str(e).splitlines()[0])
         for inst in families.values():
-          _check_rule(where, rule, t, inst, asked)
           _check_slack("study" if study["eps_good"] is not None else where, stop, inst)
+          _check_rule(where, rule, t, inst, asked)
         out.append({"rule": name, "params": params, "threshold": t})
   keys = [(s["rule"], repr(sorted(s["params"].items())), s["threshold"]) for s in out]
   for k in keys:
@@ -139,23 +132,20 @@ def _check_budget_rule(where: str, rule, study: dict, inst: dict) -> None:
          f"K = {num_arms}): {str(e).splitlines()[0]}")
 
 
-def _check_rule(where: str, rule, threshold: str, inst: dict, asked=None) -> None:
+def _check_rule(where: str, rule, threshold: str, inst: dict, asked) -> None:
   """Refuses a rule, a threshold or a stop that does not apply to an instance's
   family, or a rule that does not sample for the question `asked` (a
-  `jbai.problems.Problem`; None: the best arm)."""
-  from jbai import stops
+  `jbai.problems.Problem`): the run's assembly (`jbai.core.assembly.assemble`)."""
+  from jbai.core.assembly import assemble
   from jbai.core.inputs import rule_refusal
   from jbai.families import get as get_family
-  from jbai.thresholds import get as get_threshold, refusal
   family = get_family(inst["family"], **inst["family_params"])
   why = rule_refusal(family, rule, len(inst["means"]))
-  stop = stops.own_stop(rule) if threshold == OWN else get_threshold(threshold)
-  if why is None and threshold != OWN:
-    why = refusal(stop, family)
   if why is None:
-    why = stops.refusal(stop if asked is None else
-                        stops.with_problem(rule, stop if threshold == OWN else threshold, asked),
-                        rule, family)
+    try:
+      assemble(family, rule, None if threshold == OWN else threshold, asked)
+    except (TypeError, ValueError) as e:
+      why = str(e).splitlines()[0]
   if why is None:
     try:
       from jbai.core.inputs import check_rule_arms
@@ -169,11 +159,13 @@ def _check_rule(where: str, rule, threshold: str, inst: dict, asked=None) -> Non
 
 def _check_slack(where: str, stop, inst: dict) -> None:
   """Refuses an eps-good slack at or beyond the width of an instance family's
-  Theta, as `jbai.simulate` and the eps oracle do (`inputs.check_eps_slack`)."""
-  from jbai.core.inputs import check_eps_slack
+  Theta, as `jbai.simulate` and the eps oracle do (`jbai.eps_transport.check_slack`)."""
+  from jbai.eps_transport import check_slack
   from jbai.families import get as get_family
+  from jbai.stops.eps_good import eps_of
   try:
-    check_eps_slack(get_family(inst["family"], **inst["family_params"]), stop)
+    if eps_of(stop) > 0:
+      check_slack(eps_of(stop), get_family(inst["family"], **inst["family_params"]))
   except ValueError as e:
     fail(f"{where}.eps_good", dict(stop.params)["eps"], f"on instance {inst['name']!r}: "
          f"{str(e).splitlines()[0]}")
