@@ -12,7 +12,7 @@ from scipy import integrate, optimize, stats
 
 import jbai
 from jbai import transport
-from jbai.families import general
+from jbai.families import general, grid_mle, newton, quadrature
 
 from helpers import assert_delta_correct
 
@@ -103,14 +103,14 @@ def test_weibull_closed_forms(k):
   # Closed-form KL and Fisher information against Gauss-Legendre quadrature on
   # [0, 12 lam] (for k >= 1 the density is smooth there and e^{-12^k} is outside).
   if k >= 1:
-    quad = general.gauss_legendre(
+    quad = quadrature.gauss_legendre(
         fam.log_density, lambda mm: (jnp.zeros_like(mm), 12.0 * mm / c), n=128)
     m1, m2 = np.meshgrid(m, m)
-    np.testing.assert_allclose(general.quadrature_kl(fam.log_density, quad)(m1, m2),
+    np.testing.assert_allclose(quadrature.quadrature_kl(fam.log_density, quad)(m1, m2),
                                fam.kl(m1, m2), atol=1e-10)
-    np.testing.assert_allclose(general.quadrature_fisher(fam.log_density, quad)(m),
+    np.testing.assert_allclose(quadrature.quadrature_fisher(fam.log_density, quad)(m),
                                k * k / m ** 2, rtol=1e-9)
-  np.testing.assert_allclose(general.kl_fisher(fam.kl)(m), fam.fisher(m), rtol=1e-10)
+  np.testing.assert_allclose(quadrature.kl_fisher(fam.kl)(m), fam.fisher(m), rtol=1e-10)
   # Closed-form transport minimiser against golden section.
   rng = np.random.default_rng(1)
   w_a, w_b = rng.uniform(0.01, 1.0, (2, 40))
@@ -154,7 +154,7 @@ def test_weibull_sampler_moments():
 def test_weibull_assumption_7_fails_and_paper_threshold():
   k = 2.0
   fam = jbai.families.weibull(shape=k, lo=0.25, hi=4.0)
-  d2_dm2 = jax.jit(lambda x, m: general._d2_dm2(fam.log_density, x, m))
+  d2_dm2 = jax.jit(lambda x, m: quadrature.d2_dm2(fam.log_density, x, m))
   d2 = d2_dm2(jnp.asarray([1e-3, 0.1]), jnp.asarray([1.0, 4.0]))
   assert np.all(np.asarray(d2) > 0)   # -d2/dm2 log pi < 0: not even concave there
   assert fam.curvature is None
@@ -199,11 +199,11 @@ def test_logcosh_density_kl_fisher():
   fisher_ref = integrate.quad(lambda z: _lc_density_np(z) * (1 + np.cosh(z) ** -2),
                               -40, 40, points=[0.0], epsabs=1e-14)[0]
   assert float(fisher) == pytest.approx(fisher_ref, rel=1e-12)
-  assert float(jax.jit(general.kl_fisher(fam.kl))(0.3)) == pytest.approx(fisher_ref,
+  assert float(jax.jit(quadrature.kl_fisher(fam.kl))(0.3)) == pytest.approx(fisher_ref,
                                                                        rel=1e-5)
   # Assumption 7: -d2/dm2 log pi = 1 + sech^2(x - m) >= 1.
   x, m = np.meshgrid(np.linspace(-30, 30, 301), np.linspace(-5, 5, 41))
-  d2 = -np.asarray(jax.jit(lambda x, m: general._d2_dm2(fam.log_density, x, m))(x, m))
+  d2 = -np.asarray(jax.jit(lambda x, m: quadrature.d2_dm2(fam.log_density, x, m))(x, m))
   np.testing.assert_allclose(d2, 1 + np.cosh(x - m) ** -2, rtol=1e-12)
   assert fam.curvature == 1.0 and d2.min() >= 1.0
 
@@ -413,18 +413,18 @@ def _normal_sample(key, means):
 
 
 def test_general_family_quadrature_and_grid_paths():
-  quad = general.gauss_hermite(_normal_log_density, n=16)
+  quad = quadrature.gauss_hermite(_normal_log_density, n=16)
   fam = general.general_family(name="normal-quad", lo=-2.0, hi=2.0,
                                log_density=_normal_log_density, sample=_normal_sample,
                                quadrature=quad, curvature=1.0)
   m1, m2 = jnp.asarray([1.0, -0.5, 0.3]), jnp.asarray([0.0, 1.5, 0.3])
   np.testing.assert_allclose(jax.jit(fam.kl)(m1, m2), (m1 - m2) ** 2 / 2, atol=1e-13)
   np.testing.assert_allclose(jax.jit(fam.fisher)(m1), 1.0, rtol=1e-12)
-  assert fam.stat_dim == 1 + general.GRID_SIZE
+  assert fam.stat_dim == 1 + grid_mle.GRID_SIZE
   # No closed-form transport point given: Newton on the KL, which starts at the
   # weighted mean, the normal one, and stays there.
   w_a, w_b = jnp.asarray([0.3, 2.0, 1e-3]), jnp.asarray([0.7, 0.1, 5.0])
-  x = jax.jit(general.newton_transport(fam.kl))(w_a, m1, w_b, m2 + 0.0)
+  x = jax.jit(newton.newton_transport(fam.kl))(w_a, m1, w_b, m2 + 0.0)
   np.testing.assert_allclose(x, (w_a * m1 + w_b * m2) / (w_a + w_b), atol=1e-12)
   x = _normal_sample(jax.random.key(8), jnp.full(40, 0.4))
   s = jnp.sum(fam.stat(x), 0)
@@ -528,7 +528,7 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.stats import norm
 import jbai
-from jbai.families import general
+from jbai.families import general, quadrature
 
 ALPHA = 3.0                                     # known skewness
 DELTA = ALPHA / (1 + ALPHA ** 2) ** 0.5
@@ -545,7 +545,7 @@ def sample(key, means):                         # exact: DELTA |U0| + sqrt(1 - D
 
 skew = general.general_family(
     name="skew_normal", lo=-1.0, hi=2.0, log_density=log_density, sample=sample,
-    quadrature=general.gauss_hermite(log_density), location=True,
+    quadrature=quadrature.gauss_hermite(log_density), location=True,
     curvature=1.0,                              # -d2/dm2 log pi >= 1: Assumption 7
     params=(("alpha", ALPHA),))
 

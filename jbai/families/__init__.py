@@ -7,7 +7,7 @@ Example:
   'bernoulli'
 """
 
-from jbai.families import general
+from jbai.families import general, grid_mle, newton, quadrature
 from jbai.families.base import Family, check_means, exponential_family, project
 from jbai.families.bernoulli import bernoulli
 from jbai.families.exponential import exponential

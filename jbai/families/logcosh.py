@@ -4,7 +4,7 @@ pi(x | m) = exp(-z^2 / 2) / (Z cosh z), z = x - m, Z = 1.8580739884965014,
 
 symmetric about m, so m is the mean. It is not an exponential family, and its
 MLE has no fixed-size sufficient statistic: jbai accumulates the log-likelihood
-on a grid over Theta (`jbai.families.general.grid_mle`). It meets the paper's
+on a grid over Theta (`jbai.families.grid_mle`). It meets the paper's
 Assumptions 1-8 on any bounded Theta; in particular
 
   -d^2/dm^2 log pi(x | m) = 1 + sech^2(z) >= 1,
@@ -18,7 +18,9 @@ import jax.numpy as jnp
 
 from jbai.builders import cached
 from jbai.families.base import Family
-from jbai.families.general import GRID_SIZE, gauss_hermite, general_family
+from jbai.families.general import general_family
+from jbai.families.grid_mle import GRID_SIZE
+from jbai.families.quadrature import gauss_hermite
 
 LOG_Z = 0.6195404611792523      # log of the normaliser Z = int exp(-z^2/2) / cosh z dz
 FISHER = 1.704082942534707      # 1 + E[sech^2 Z]
@@ -87,7 +89,7 @@ def logcosh(lo: float = -5.0, hi: float = 5.0, grid_size: int = GRID_SIZE) -> Fa
 
   KL(m, m2) by 128-node Gauss-Hermite quadrature (error 3e-14), tabulated once over
   |m - m2| <= hi - lo (it depends on m - m2 only); transport point by
-  safeguarded Newton on the table's derivative (`general.newton_transport`); MLE from the log-likelihood on a grid of `grid_size` nodes over
+  safeguarded Newton on the table's derivative (`newton.newton_transport`); MLE from the log-likelihood on a grid of `grid_size` nodes over
   Theta; no conjugate posterior (Thompson-sampling rules refuse the family);
   curvature sigma^2 = 1 (Assumption 7).
 
