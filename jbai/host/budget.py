@@ -17,7 +17,7 @@ import numpy as np
 from jbai import stops
 from jbai.core import inputs
 from jbai.core.budget import check_run, resolve
-from jbai.host.simulate import run_pool
+from jbai.host.driver import run_pool
 from jbai.host.summary import mean_ci, wilson
 from jbai.problems.base import scored
 from jbai.stops.eps_good import is_eps_good
