@@ -21,7 +21,7 @@ import jbai
 from jbai import cli
 from jbai.cli import run as run_mod
 from jbai.core import inputs
-from jbai.host.io import JsonLines
+from jbai.host.jsonlines import JsonLines
 
 KEY = jax.random.key(0)
 
@@ -268,7 +268,7 @@ def test_a_damaged_line_is_named_by_file_and_line(capsys, kept_partial, text, wh
 
 def test_an_out_of_range_index_and_an_altered_line(capsys, kept_partial):
   """Was: IndexError; and tau x 10 summed silently (now a checksum per record)."""
-  from jbai.host.io import checksum
+  from jbai.host.jsonlines import checksum
   partial, out, _ = kept_partial
   lines = partial.read_text().splitlines()
   row = json.loads(lines[1])

@@ -1,5 +1,5 @@
 """The shared validation layer (jbai/core/inputs.py) and the output-path checks
-(jbai/host/io.py): each check alone, its message, and what passes through."""
+(jbai/host/paths.py): each check alone, its message, and what passes through."""
 
 import math
 import os
@@ -12,7 +12,8 @@ import pytest
 import jbai
 from jbai.cli.trials import output_paths
 from jbai.core import inputs
-from jbai.host import io
+from jbai.host.jsonlines import DamagedLine, JsonLines
+from jbai.host.paths import check_folder, check_output
 
 
 def test_parse_delta_carries_log_inv_delta_at_any_magnitude():
@@ -120,34 +121,34 @@ def test_output_paths_are_distinct_and_side_by_side():
 
 
 def test_check_output(tmp_path):
-  assert io.check_output(str(tmp_path / "new" / "deeper" / "r.json"))
+  assert check_output(str(tmp_path / "new" / "deeper" / "r.json"))
   assert not (tmp_path / "new").exists()  # nothing created by the check
   (tmp_path / "f").write_text("x")
   for bad, fragment in [(str(tmp_path), "is a folder"), ("/dev/full", "not a regular file"),
                         (str(tmp_path / "f" / "r.json"), "which is a file"), ("", "is empty")]:
     with pytest.raises(ValueError, match=fragment):
-      io.check_output(bad)
+      check_output(bad)
   with pytest.raises(ValueError, match="is a file; give a folder"):
-    io.check_folder(str(tmp_path / "f"))
-  assert io.check_folder(str(tmp_path / "out"))
+    check_folder(str(tmp_path / "f"))
+  assert check_folder(str(tmp_path / "out"))
   assert os.listdir(tmp_path) == ["f"]  # no probe left behind
 
 
 def test_json_lines_modes(tmp_path):
   path = str(tmp_path / "s.jsonl")
-  store = io.JsonLines(path)
+  store = JsonLines(path)
   for name in "abc":
     store.add({"key": name})
   lines = open(path).read().splitlines()
   lines.insert(1, "not json")
   open(path, "w").write("\n".join(lines) + "\n")
-  assert set(io.JsonLines(path).records) == {"a", "b", "c"}
-  with pytest.raises(io.DamagedLine, match="s.jsonl line 2: is not JSON.*do this"):
-    io.JsonLines(path, on_damage="raise", hint="; do this")
-  cut = io.JsonLines(path, on_damage="truncate")
+  assert set(JsonLines(path).records) == {"a", "b", "c"}
+  with pytest.raises(DamagedLine, match="s.jsonl line 2: is not JSON.*do this"):
+    JsonLines(path, on_damage="raise", hint="; do this")
+  cut = JsonLines(path, on_damage="truncate")
   assert set(cut.records) == {"a"} and cut.damaged[0].line == 2
   assert open(path).read().count("\n") == 1  # cut before the damaged line
   open(path, "a").write('{"key": "old"}\n')  # written before checksums: read as before
-  assert "old" in io.JsonLines(path)
-  with pytest.raises(io.DamagedLine, match="has no checksum"):
-    io.JsonLines(path, on_damage="raise", require_sum=True)
+  assert "old" in JsonLines(path)
+  with pytest.raises(DamagedLine, match="has no checksum"):
+    JsonLines(path, on_damage="raise", require_sum=True)

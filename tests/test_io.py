@@ -1,4 +1,5 @@
-"""Files and progress lines on the host (jbai/host/io.py): atomic writes, the
+"""Files and progress lines on the host (jbai/host/atomic.py,
+jbai/host/jsonlines.py, jbai/host/progress.py): atomic writes, the
 JSON-lines store, the progress bar. The store's behaviour after a kill is also
 tested through its callers (tests/test_cli.py, tests/test_reproduce.py)."""
 
@@ -8,7 +9,9 @@ import os
 
 import pytest
 
-from jbai.host.io import JsonLines, Progress, atomic_write, checksum, write_csv, write_json
+from jbai.host.atomic import atomic_write, write_csv, write_json
+from jbai.host.jsonlines import JsonLines, checksum
+from jbai.host.progress import Progress
 
 
 def test_an_interrupted_write_leaves_the_old_file_and_no_temporary(tmp_path):
@@ -80,7 +83,7 @@ def test_a_marked_store_refuses_a_line_without_its_checksum(tmp_path):
   """A file this version writes (`mark`) names its format on its first line: a
   record whose checksum was deleted (and its value edited) is damaged, in every
   mode, and the mark stays out of the records."""
-  from jbai.host.io import FORMAT, FORMAT_VERSION, SUM, DamagedLine
+  from jbai.host.jsonlines import FORMAT, FORMAT_VERSION, SUM, DamagedLine
   path = str(tmp_path / "runs.jsonl")
   store = JsonLines(path, mark=True)
   for name in "abc":

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from jbai import cli, reproduce
-from jbai.host.io import JsonLines
+from jbai.host.jsonlines import JsonLines
 from jbai.reproduce import specs, table1
 from jbai.studies import jobs, store as runner
 

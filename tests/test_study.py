@@ -15,7 +15,8 @@ import pytest
 
 import jbai
 from jbai import cli
-from jbai.host import io
+from jbai.host.jsonlines import JsonLines
+from jbai.host.progress import Progress
 from jbai.studies import jobs as jobs_lib, plan as plan_lib, spec as spec_lib, tables
 from jbai.studies.store import Checkpoint
 
@@ -218,21 +219,21 @@ def test_an_interrupted_job_resumes_from_its_checkpoint(tmp_path):
   # The program of the docs' example (8 lanes, two levels): compiled once.
   job = jobs_lib.simulate_job("bernoulli", [[0.5, 0.45, 0.43, 0.4]], "tcb", {}, [0.1, 0.01],
                               16, "gk16", 1_000_000, 0, "float32")
-  whole = jobs_lib.KINDS["simulate"].run(job, io.Progress(enabled=False))
+  whole = jobs_lib.KINDS["simulate"].run(job, Progress(enabled=False))
 
-  class Stop(io.Progress):
+  class Stop(Progress):
     def update(self, done, total, unit=None):
       if done:  # the first chunk's trials are saved once this returns
         self.calls = getattr(self, "calls", 0) + 1
         if self.calls == 2:
           raise KeyboardInterrupt
 
-  store = io.JsonLines(str(tmp_path / "partial.jsonl"), fsync=False)
+  store = JsonLines(str(tmp_path / "partial.jsonl"), fsync=False)
   with pytest.raises(KeyboardInterrupt):
     jobs_lib.KINDS["simulate"].run(job, Stop(enabled=False), Checkpoint(store, job))
-  kept = Checkpoint(io.JsonLines(str(tmp_path / "partial.jsonl")), job)
+  kept = Checkpoint(JsonLines(str(tmp_path / "partial.jsonl")), job)
   assert 0 < len(kept.done()["index"]) < 16
-  resumed = jobs_lib.KINDS["simulate"].run(job, io.Progress(enabled=False), kept)
+  resumed = jobs_lib.KINDS["simulate"].run(job, Progress(enabled=False), kept)
   assert resumed["records"] == whole["records"]
 
 

@@ -14,7 +14,8 @@ import pytest
 
 import jbai
 from jbai import cli
-from jbai.host import io
+from jbai.host.atomic import write_csv
+from jbai.host.progress import Progress
 from jbai.studies import jobs as jobs_lib, plan as plan_lib, spec as spec_lib, tables
 
 from helpers import refused_study_error, write
@@ -158,7 +159,7 @@ def test_a_job_interrupted_part_way_resumes_to_the_same_bytes(tmp_path, monkeypa
   ref = tmp_path / "ref"
   jbai.studies.run(RESUME, str(ref), progress=False, figures=False)
 
-  class Stop(io.Progress):
+  class Stop(Progress):
     def update(self, done, total, unit=None):
       if done:  # the first chunk's trials are saved once this returns
         self.calls = getattr(self, "calls", 0) + 1
@@ -200,8 +201,8 @@ def _budget_folder(path, regret="0.05") -> str:
                         0.25, 0.0456, 0.6994, float(regret), -0.02, 0.12])
           rows += [[instance, rule, "", horizon, t, j, int(j == 0), int(j != 0),
                     0.2 if j == 0 else 0.0] for j in range(4)]
-  io.write_csv(os.path.join(path, "cells.csv"), tables.BUDGET_CELL_COLUMNS, cells)
-  io.write_csv(os.path.join(path, "trials.csv"), tables.BUDGET_TRIAL_COLUMNS, rows)
+  write_csv(os.path.join(path, "cells.csv"), tables.BUDGET_CELL_COLUMNS, cells)
+  write_csv(os.path.join(path, "trials.csv"), tables.BUDGET_TRIAL_COLUMNS, rows)
   return str(path)
 
 

@@ -22,7 +22,9 @@ import pytest
 from jbai import cli
 from jbai.cli import run as run_mod
 from jbai.cli.trials import TrialLog, run_spec, spec_key
-from jbai.host import io
+from jbai.host.atomic import write_csv
+from jbai.host.jsonlines import FORMAT, FORMAT_VERSION, SUM, checksum
+from jbai.host.paths import check_folder
 from jbai.studies import read_table, spec as spec_lib, tables
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -57,8 +59,8 @@ def study_folder(path, trials=3, lo=15.0, hi=25.0) -> str:
     for delta in (0.1, 0.01):
       cells.append(_cell(instance, source, delta, trials, lo=lo, hi=hi))
       rows += [[instance, "tcb", "", "gk16", delta, j, 20 + j, 0, 1, 0] for j in range(trials)]
-  io.write_csv(os.path.join(path, "cells.csv"), tables.CELL_COLUMNS, cells)
-  io.write_csv(os.path.join(path, "trials.csv"), tables.TRIAL_COLUMNS, rows)
+  write_csv(os.path.join(path, "cells.csv"), tables.CELL_COLUMNS, cells)
+  write_csv(os.path.join(path, "trials.csv"), tables.TRIAL_COLUMNS, rows)
   return str(path)
 
 
@@ -165,9 +167,9 @@ def test_a_missing_path_is_named_and_text_with_a_newline_is_toml(tmp_path, capsy
 def test_the_cells_table_is_read_with_the_types_it_was_written_with(tmp_path, monkeypatch):
   """With one trial the interval is NaN (a float, not the text 'nan'); an instance
   named "1" stays text; the counts are integers, the rest floats."""
-  io.write_csv(str(tmp_path / "cells.csv"), tables.CELL_COLUMNS,
-               [_cell("1", "listed", 0.1, trials=1, mean=20.0, lo=float("nan"),
-                      hi=float("nan"))])
+  write_csv(str(tmp_path / "cells.csv"), tables.CELL_COLUMNS,
+            [_cell("1", "listed", 0.1, trials=1, mean=20.0, lo=float("nan"),
+                   hi=float("nan"))])
   cells = read_table(str(tmp_path / "cells.csv"))
   assert cells["instance"][0] == "1" and cells["params"][0] == ""
   assert np.isnan(cells["tau_ci_low"][0]) and np.isnan(cells["tau_ci_high"][0])
@@ -191,7 +193,7 @@ def test_an_empty_path_is_refused(capsys, argv):
 
 def test_an_empty_folder_is_refused_by_the_api():
   with pytest.raises(ValueError, match="--out is empty"):
-    io.check_folder("")
+    check_folder("")
 
 
 BERNOULLI_DRAW = '[[instances]]\nfamily = "bernoulli"\ndraw = {{ {} }}\n' + SPEC.split(
@@ -362,9 +364,9 @@ def test_a_tampered_record_without_its_checksum_is_refused(tmp_path, capsys):
   key = next(iter(specs))
   TrialLog(str(partial), specs).saver(key)(CHUNK)
   lines = partial.read_text().splitlines()
-  assert json.loads(lines[0])[io.FORMAT] == io.FORMAT_VERSION
+  assert json.loads(lines[0])[FORMAT] == FORMAT_VERSION
   row = json.loads(lines[1])
-  del row[io.SUM]
+  del row[SUM]
   row["tau"] = [[10 * t for t in taus] for taus in row["tau"]]
   partial.write_text("\n".join([lines[0], json.dumps(row)]) + "\n")
   err = refused(capsys, *RUN, "--out", out,
@@ -384,11 +386,11 @@ def test_a_store_of_an_earlier_version_still_resumes(tmp_path):
   key = next(iter(specs))
   old = {"run": key, **{k: v[:2].tolist() for k, v in CHUNK.items()}}
   spec_line = {"run": key, "spec": specs[key]}
-  partial.write_text(json.dumps({**spec_line, io.SUM: io.checksum(spec_line)}) + "\n" +
+  partial.write_text(json.dumps({**spec_line, SUM: checksum(spec_line)}) + "\n" +
                      json.dumps(old) + "\n")
   log = TrialLog(str(partial), specs)
   assert log.done(key)["index"].tolist() == [0, 1] and not log.store.marked
   log.saver(key)({k: v[2:] for k, v in CHUNK.items()})
   again = TrialLog(str(partial), specs)
   assert again.done(key)["tau"].tolist() == CHUNK["tau"].tolist()
-  assert io.FORMAT not in partial.read_text()
+  assert FORMAT not in partial.read_text()

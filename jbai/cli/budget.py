@@ -24,7 +24,8 @@ from jbai.cli.args import DEFAULT_RUN
 from jbai.cli.plan import check_combinations, check_rule_params, family_from_args, make_rule
 from jbai.cli.plan import problem_of, refuse_eps_with_question, rule_options
 from jbai.cli.trials import EXIT_INTERRUPTED, TrialLog, checked_outputs, spec_key
-from jbai.host import io
+from jbai.host.atomic import atomic_write, write_json
+from jbai.host.progress import Progress, duration
 
 # The options of a stopped run, which a run to a budget has no use for
 # (--eps-good goes with both: there it scores the recommendation).
@@ -138,7 +139,7 @@ def cmd_budget(args) -> int:
   results, interrupted = [], False
   for i, run in enumerate(runs):
     tag = run.label if len(runs) == 1 else f"{run.label} T={run.budget} ({i + 1}/{len(runs)})"
-    progress = io.Progress(tag, show, live=True)
+    progress = Progress(tag, show, live=True)
     done = log.done(run.key)
     left = (args.trials - (0 if done is None else len(done["index"]))) * run.budget
     try:
@@ -156,7 +157,7 @@ def cmd_budget(args) -> int:
   payload = {"budgets": sorted(set(args.budget)), "rows": rows,
              "curves": [_curve(run, res) for run, res in results], "complete": not interrupted}
   if paths:
-    io.write_json(paths["summary"], payload)
+    write_json(paths["summary"], payload)
     if not interrupted:
       _save_arrays(paths["arrays"], results)
       log.remove()
@@ -196,7 +197,7 @@ class StepProgress:
     if remaining > self.LONG:
       self.said = True
       print(f"jbai run: {self.bar.label}: {drawn / elapsed:.3g} rewards/s, about "
-            f"{io.duration(remaining)} left for {self.left} rewards (Ctrl-C stops it; "
+            f"{duration(remaining)} left for {self.left} rewards (Ctrl-C stops it; "
             "with --out the same command resumes)", file=sys.stderr, flush=True)
 
 
@@ -234,4 +235,4 @@ def _save_arrays(path: str, results: list) -> None:
     arrays[f"recommendation_{i}"] = res.recommendation
     arrays[f"checkpoints_{i}"] = res.checkpoints
     arrays[f"counts_{i}"] = res.counts
-  io.atomic_write(path, lambda f: np.savez(f, **arrays), binary=True)
+  atomic_write(path, lambda f: np.savez(f, **arrays), binary=True)

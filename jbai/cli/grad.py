@@ -17,7 +17,9 @@ import sys
 
 from jbai.cli import render
 from jbai.cli.plan import plan_command
-from jbai.host import io
+from jbai.host.atomic import write_json
+from jbai.host.paths import check_output
+from jbai.host.progress import Progress
 from jbai.host.summary import Z95
 
 
@@ -167,7 +169,7 @@ def cmd_grad(args) -> int:
   import jax
   from jbai.host.simulate import simulate
   if args.out:
-    io.check_output(args.out, "--out")  # before anything runs: a bad --out loses no work
+    check_output(args.out, "--out")  # before anything runs: a bad --out loses no work
   wrt = getattr(args, "wrt", "means")
   estimator, h = choose(wrt, getattr(args, "estimator", "auto"), getattr(args, "h", None))
   if wrt == "eps" and estimator not in DIFFERENCES:
@@ -186,7 +188,7 @@ def cmd_grad(args) -> int:
     res = simulate(jax.random.key(args.seed), plan.family, plan.means, run.rule,
                    plan.deltas, args.trials, threshold=run.threshold,
                    max_steps=max_steps, chunk=args.chunk,
-                   progress=io.Progress(run.label, show, live=True), scores=True)
+                   progress=Progress(run.label, show, live=True), scores=True)
     differences, fd_steps = None, 0
     if estimator in DIFFERENCES:
       # A key apart from the run's, so that the values and the differences are independent.
@@ -207,7 +209,7 @@ def _finish(args, records: list, means) -> int:
   """Writes (--out) and prints the records of `jbai grad`: returns 0."""
   payload = records[0] if len(records) == 1 else records
   if args.out:
-    io.write_json(args.out, payload)
+    write_json(args.out, payload)
   if args.json:
     render.print_json(payload)
     return 0

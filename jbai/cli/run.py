@@ -18,7 +18,8 @@ from jbai.cli.interrupts import interrupts_held, quiet_after_first_interrupt  # 
 from jbai.cli.plan import plan_command
 from jbai.cli.trials import (EXIT_INTERRUPTED, TrialLog, checked_outputs, max_steps_of,
                              run_spec, spec_key)
-from jbai.host import io
+from jbai.host.atomic import atomic_write, write_json
+from jbai.host.progress import Progress
 
 
 ARRAYS = ("tau", "answer", "correct", "hit_cap", "counts", "steps")
@@ -40,7 +41,7 @@ def simulate_runs(args, plan, log: TrialLog) -> tuple:
   for i, run in enumerate(runs):
     tag = run.label if len(runs) == 1 else (
         f"{run.label} {run.threshold.name} ({i + 1}/{len(runs)})")
-    progress = io.Progress(tag, show, live=True)
+    progress = Progress(tag, show, live=True)
     done = log.done(run.key)
     try:
       res = simulate(jax.random.key(args.seed), plan.family, plan.means, run.rule, delta,
@@ -105,7 +106,7 @@ def save_arrays(path: str, results: list, deltas: list):
               **{k: np.stack([getattr(res, k) for _, res in results]) for k in ARRAYS}}
   delta = np.asarray(deltas if all(isinstance(d, float) for d in deltas)
                      else [str(d) for d in deltas])
-  io.atomic_write(path, lambda f: np.savez(f, delta=delta, **arrays), binary=True)
+  atomic_write(path, lambda f: np.savez(f, delta=delta, **arrays), binary=True)
 
 
 def _records(plan, results: list, interrupted: bool, log: TrialLog, n_trials: int) -> tuple:
@@ -169,7 +170,7 @@ def _finish(args, plan, paths, log, existing: list, results: list, interrupted: 
     if existing:
       print(f"jbai run: {' and '.join(existing)} exist{'s' if len(existing) == 1 else ''} "
             "and will be replaced by this run's results", file=sys.stderr)
-    io.write_json(paths["summary"], payload)
+    write_json(paths["summary"], payload)
     if not interrupted:
       save_arrays(paths["arrays"], results, plan.deltas)
       log.remove()

@@ -15,8 +15,8 @@ from typing import Optional
 
 import numpy as np
 
-from jbai.host import io
-from jbai.host.io import DamagedLine, JsonLines
+from jbai.host.jsonlines import DamagedLine, JsonLines
+from jbai.host.paths import check_output
 
 PARTIAL_SUFFIX = ".partial.jsonl"
 from jbai.cli.interrupts import EXIT_INTERRUPTED  # noqa: F401 (jbai.cli.run, budget)
@@ -49,7 +49,7 @@ def checked_outputs(args) -> Optional[dict]:
     return None
   paths = output_paths(args.out)
   for path in paths.values():
-    io.check_output(path, "--out" if path == args.out else f"--out's file")
+    check_output(path, "--out" if path == args.out else f"--out's file")
   return paths
 
 
@@ -105,7 +105,7 @@ class TrialLog:
   Lines: {"run": key, "spec": {...}} once per run, then {"run": key, "index":
   [...], "tau": [[...]], "answer": [[...]], "counts": [[...]], "steps": [...]}
   per chunk (the `on_chunk` records of `jbai.simulate`), each with a checksum,
-  the first also with the file's format mark (`jbai.host.io.JsonLines`). A line
+  the first also with the file's format mark (`jbai.host.jsonlines.JsonLines`). A line
   is written whole and flushed, so a kill leaves at most a truncated last line,
   which loading drops (without fsync: a chunk lost to a crash of the machine is
   only run again).
@@ -126,7 +126,7 @@ class TrialLog:
   Raises:
     ValueError: the file holds trials of a run that is not in `specs` (another
       command wrote it; the message names the settings that differ), or a
-      damaged line (`jbai.host.io.DamagedLine`).
+      damaged line (`jbai.host.jsonlines.DamagedLine`).
   """
 
   FIELDS = ("index", "tau", "answer", "counts", "steps")

@@ -241,7 +241,7 @@ def compact(pool: Pool, n_lanes: int, xp=jnp) -> Pool:
   not yet written), in order, then idle lanes; the output slots start empty.
 
   With xp=numpy it runs on the host, on a pool fetched from the devices (no
-  program to compile or load: `jbai.host.simulate`).
+  program to compile or load: `jbai.host.driver`).
   """
   index = pool.lanes.index
   order = xp.argsort(xp.where(index < 0, index.shape[0], 0) + xp.arange(index.shape[0]))

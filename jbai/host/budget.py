@@ -17,7 +17,7 @@ from jbai import stops
 from jbai.core import inputs
 from jbai.core.assembly import assemble
 from jbai.core.budget import check_run
-from jbai.host.simulate import run_pool
+from jbai.host.driver import run_pool
 from jbai.host.summary import mean_ci, wilson
 from jbai.problems.base import Problem
 from jbai.problems.judge import judge

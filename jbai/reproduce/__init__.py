@@ -47,7 +47,8 @@ import sys
 import time
 from typing import Optional
 
-from jbai.host import io
+from jbai.host.atomic import write_json, write_text
+from jbai.host.paths import check_folder
 from jbai.reproduce import figure1, gk16, gradients, ratio, sensitivity, specs, table1, traces
 from jbai.reproduce.experiment import Experiment
 from jbai.reproduce.specs import spec
@@ -97,7 +98,7 @@ def run(names=None, scale: str = "smoke", out: str = "results", progress: bool =
   for name in names:
     if name not in configs:  # a given config runs at any scale name ("custom")
       configs[name] = spec(name, scale)
-  io.check_folder(out, "--out")  # a writable folder (or one to create), before any job
+  check_folder(out, "--out")  # a writable folder (or one to create), before any job
   os.makedirs(out, exist_ok=True)
   runner = Runner(out, KINDS, progress, stream)
   for damage in runner.damaged:
@@ -110,10 +111,10 @@ def run(names=None, scale: str = "smoke", out: str = "results", progress: bool =
     exp = EXPERIMENTS[name]
     records = runner.ensure(exp.jobs(configs[name]), bar)
     claims = exp.report(configs[name], records, out)
-    io.write_json(os.path.join(out, f"{name}.claims.json"),
-                  {"experiment": name, "title": exp.title, "scale": scale,
-                   "note": specs.NOTES.get(name, "") if scale == "paper" else "",
-                   "claims": claims})
+    write_json(os.path.join(out, f"{name}.claims.json"),
+               {"experiment": name, "title": exp.title, "scale": scale,
+                "note": specs.NOTES.get(name, "") if scale == "paper" else "",
+                "claims": claims})
   write_claims_table(out)
   seconds = time.perf_counter() - t0
   files = sorted(set(os.listdir(out)) | before)
@@ -167,7 +168,7 @@ def write_claims_table(out: str) -> str:
       notes.append(f"- {name} ({block['scale']} scale): {block['note']}")
   if notes:
     lines += ["", "Settings that differ from the paper:", ""] + notes
-  return io.write_text(os.path.join(out, CLAIMS_NAME), "\n".join(lines) + "\n")
+  return write_text(os.path.join(out, CLAIMS_NAME), "\n".join(lines) + "\n")
 
 
 def _cell(text: str) -> str:

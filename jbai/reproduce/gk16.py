@@ -18,7 +18,7 @@ summary gives it (the oracle in the simulation's float dtype).
 
 import os
 
-from jbai.host import io
+from jbai.host.atomic import write_csv, write_text
 from jbai.reproduce.experiment import Experiment
 from jbai.studies import plan as plan_lib, spec as spec_lib, tables
 from jbai.studies.jobs import rule_label
@@ -85,8 +85,8 @@ def markdown(table: list) -> str:
 
 def report(config: dict, records: dict, out: str) -> list:
   table = rows(config, records)
-  io.write_csv(os.path.join(out, "gk16.csv"), COLUMNS, [[r[h] for h in COLUMNS] for r in table])
-  io.write_text(os.path.join(out, "gk16.md"), markdown(table))
+  write_csv(os.path.join(out, "gk16.csv"), COLUMNS, [[r[h] for h in COLUMNS] for r in table])
+  write_text(os.path.join(out, "gk16.md"), markdown(table))
   claims = []
   for r in table:
     ok = r["error_lo"] <= r["delta"]

@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jbai.host.io import write_csv
+from jbai.host.atomic import write_csv
 from jbai.host.summary import Z95
 from jbai.oracle.t_star import t_star_gradient
 from jbai.reproduce import reference

@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-from jbai.host.io import write_csv
+from jbai.host.atomic import write_csv
 from jbai.reproduce import reference
 from jbai.reproduce.experiment import Experiment
 from jbai.studies import plan as plan_lib, plots, spec as spec_lib, tables

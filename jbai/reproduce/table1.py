@@ -4,7 +4,7 @@ import os
 
 import numpy as np
 
-from jbai.host.io import write_csv
+from jbai.host.atomic import write_csv
 from jbai.reproduce import reference
 from jbai.reproduce.experiment import Experiment
 

@@ -16,7 +16,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from jbai.host.io import write_csv
+from jbai.host.atomic import write_csv
 from jbai.reproduce import reference
 from jbai.reproduce.experiment import Experiment
 from jbai.studies import plots

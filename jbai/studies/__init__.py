@@ -81,13 +81,14 @@ def run(spec_or_path, out: str, progress: bool = True, stream=None,
   """
   import jax
   from jbai.core import inputs
-  from jbai.host import io
+  from jbai.host.atomic import write_csv, write_json
+  from jbai.host.paths import check_folder
   from jbai.studies import plan as plan_lib, spec as spec_lib, tables
   from jbai.studies.jobs import KINDS
   from jbai.studies.store import Runner
   resolved = spec_lib.load(spec_or_path)
   processes = inputs.check_count("processes", processes, 1)
-  io.check_folder(out, "--out")
+  check_folder(out, "--out")
   os.makedirs(out, exist_ok=True)
   t0 = time.perf_counter()
   runner = Runner(out, KINDS, progress, stream, checkpoints=True)
@@ -103,12 +104,12 @@ def run(spec_or_path, out: str, progress: bool = True, stream=None,
     raise ValueError("; ".join(f"{label}: {why}" for label, why in runner.failed))
   cells, trials = tables.tables(resolved, records)
   cell_columns, trial_columns = tables.columns(resolved)
-  files = [io.write_csv(os.path.join(out, CELLS_NAME), cell_columns, cells),
-           io.write_csv(os.path.join(out, TRIALS_NAME), trial_columns, trials)]
+  files = [write_csv(os.path.join(out, CELLS_NAME), cell_columns, cells),
+           write_csv(os.path.join(out, TRIALS_NAME), trial_columns, trials)]
   seconds = time.perf_counter() - t0
   job_seconds = [records[k]["result"].get("seconds", 0.0) for k in records]
   budget = ({"budget": resolved["study"]["budget"]} if tables.is_budget(resolved) else {})
-  io.write_json(os.path.join(out, STUDY_NAME), {
+  write_json(os.path.join(out, STUDY_NAME), {
       "spec": resolved, "seed": resolved["study"]["seed"], **budget, "versions": _versions(),
       "devices": [str(d) for d in jax.devices()],
       "timings": {"wall_seconds": seconds, "jobs": len(records), "jobs_run": runner.computed,

@@ -8,7 +8,7 @@ written.
 
 import sys
 
-from jbai.host.io import atomic_write
+from jbai.host.atomic import atomic_write
 
 _WARNED = []
 
@@ -41,7 +41,7 @@ def grid(plt, n: int, width: float = 5.0, height: float = 3.6):
 
 
 def save(plt, fig, path: str) -> str:
-  """Saves a PNG atomically (`jbai.host.io.atomic_write`) and closes the figure;
+  """Saves a PNG atomically (`jbai.host.atomic.atomic_write`) and closes the figure;
   returns the path."""
   fig.tight_layout()
   try:

@@ -3,7 +3,7 @@
 `Runner.ensure(jobs)` runs the jobs whose key is not yet in the store and returns
 the records of all of them. Each record is appended to `runs.jsonl` in the
 output folder as one complete line, flushed and fsynced as soon as its job
-finishes (`jbai.host.io.JsonLines`, each with a checksum), so an interrupted run
+finishes (`jbai.host.jsonlines.JsonLines`, each with a checksum), so an interrupted run
 loses at most the job in flight and a rerun skips every job already recorded. A
 partial last line (a crash while writing) is dropped when the store is read; a
 damaged line (not UTF-8, not JSON, altered: its checksum does not match, or it
@@ -27,7 +27,8 @@ from typing import Iterable, Optional
 
 import numpy as np
 
-from jbai.host import io
+from jbai.host.jsonlines import JsonLines
+from jbai.host.progress import Progress
 from jbai.studies.jobs import job_key
 
 STORE_NAME = "runs.jsonl"
@@ -43,7 +44,7 @@ class Checkpoint:
   results.
   """
 
-  def __init__(self, store: io.JsonLines, job: dict):
+  def __init__(self, store: JsonLines, job: dict):
     self.store = store
     self.name = hashlib.sha256(job_key(job).encode()).hexdigest()[:16]
     self.chunks = [r["trials"] for r in store.records.values() if r["job"] == self.name]
@@ -77,10 +78,10 @@ class Runner:
   def __init__(self, out: str, kinds: dict, progress: bool = True, stream=None,
                checkpoints: bool = False):
     self.out, self.kinds = out, dict(kinds)
-    self.store = io.JsonLines(os.path.join(out, STORE_NAME), on_damage="skip", mark=True)
-    self.partial = (io.JsonLines(os.path.join(out, PARTIAL_NAME), fsync=False,
-                                 on_damage="skip", mark=True) if checkpoints else None)
-    self.damaged = self.store.damaged  # [io.DamagedLine] skipped: their jobs run again
+    self.store = JsonLines(os.path.join(out, STORE_NAME), on_damage="skip", mark=True)
+    self.partial = (JsonLines(os.path.join(out, PARTIAL_NAME), fsync=False,
+                              on_damage="skip", mark=True) if checkpoints else None)
+    self.damaged = self.store.damaged  # [DamagedLine] skipped: their jobs run again
     self.damaged_trials = [] if self.partial is None else self.partial.damaged  # run again
     self.show, self.stream = progress, stream
     self.computed, self.skipped, self.failed = 0, 0, []
@@ -95,11 +96,11 @@ class Runner:
         todo.append(job)
     return todo
 
-  def progress(self, jobs: Iterable[dict]) -> io.Progress:
+  def progress(self, jobs: Iterable[dict]) -> Progress:
     """A progress bar over the pending jobs among `jobs`."""
-    return io.Progress(enabled=self.show, stream=self.stream, tasks=len(self.pending(jobs)))
+    return Progress(enabled=self.show, stream=self.stream, tasks=len(self.pending(jobs)))
 
-  def ensure(self, jobs: list, progress: Optional[io.Progress] = None) -> dict:
+  def ensure(self, jobs: list, progress: Optional[Progress] = None) -> dict:
     """Runs the missing jobs; returns {job_key: record} for every job present.
 
     A job whose run raises ValueError (an unknown rule or family, or kind) is
@@ -136,7 +137,7 @@ class Runner:
     kind = self.kinds.get(job["kind"])
     return job["kind"] if kind is None else kind.label(job)
 
-  def _run(self, job: dict, progress: io.Progress) -> dict:
+  def _run(self, job: dict, progress: Progress) -> dict:
     from jbai.host import memory_maps
     kind = self.kinds.get(job["kind"])
     if kind is None:

@@ -1,97 +1,25 @@
-"""Files and progress lines on the host: atomic writes, a JSON-lines store, a progress bar.
+"""The JSON-lines store on the host: an append-only file of records, one a line.
 
-  atomic_write   a file whole or not at all: a temporary file in the same folder,
-                 fsynced, then renamed over the target (`os.replace`); write_text,
-                 write_json and write_csv are built on it.
-  JsonLines      an append-only file of JSON records, one a line, each with a
+  checksum       16 hex digits of the SHA-256 of a record's canonical JSON.
+  SUM, FORMAT, FORMAT_VERSION
+                 the checksum's field, and the format mark of a store's first
+                 record with the format this version writes.
+  DamagedLine    a line that cannot be used, named by file and line.
+  JsonLines      the store: each record appended as one whole line with its
                  checksum, read back on opening: the finished trials of `jbai run
                  --out` and the job records of `jbai reproduce`.
-  check_output   a file can be written at a path (checked before any work).
-  Progress       a text progress bar on stderr, over one task or a sequence of tasks.
+
+Lines are appended with `jbai.host.atomic.naming`, so that an OSError names the
+store's file.
 """
 
-import contextlib
-import csv
 import hashlib
 import json
 import os
-import sys
-import tempfile
-import time
-from typing import IO, Callable, Iterable, Optional
+from typing import Callable, Optional
 
+from jbai.host.atomic import naming
 
-# ---------------------------------------------------------------- atomic writes
-
-@contextlib.contextmanager
-def naming(path: str):
-  """An OSError raised inside names `path`: a full disk (errno 28) or a failed
-  fsync names no file of its own, and a message should say which file it lost."""
-  try:
-    yield
-  except OSError as e:
-    if e.filename is None:
-      raise OSError(e.errno, e.strerror, path) from e
-    raise
-
-
-def atomic_write(path: str, fill: Callable[[IO], None], binary: bool = False) -> str:
-  """Writes the file `path` whole or not at all.
-
-  `fill(f)` writes the contents to a temporary file in the same folder (created
-  if missing), which is flushed, fsynced and renamed over `path`: a reader sees
-  the old file or the new one, never a part, and a crash leaves no partial file
-  under the name.
-
-  Args:
-    path: the file to write.
-    fill: writes the contents to the open file it is given.
-    binary: open the temporary file in binary mode (else text, UTF-8, with
-      newlines as written).
-
-  Returns:
-    `path`.
-  """
-  folder = os.path.dirname(os.path.abspath(path))
-  os.makedirs(folder, exist_ok=True)
-  tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}.tmp")
-  try:
-    with naming(path), (open(tmp, "wb") if binary else
-                        open(tmp, "w", newline="", encoding="utf-8")) as f:
-      fill(f)
-      f.flush()
-      os.fsync(f.fileno())
-    os.replace(tmp, path)
-  finally:
-    if os.path.exists(tmp):
-      os.remove(tmp)
-  return path
-
-
-def write_text(path: str, text: str) -> str:
-  """Writes `text` to `path` atomically (UTF-8)."""
-  return atomic_write(path, lambda f: f.write(text))
-
-
-def write_json(path: str, obj, indent: Optional[int] = 1) -> str:
-  """Writes `obj` as JSON (indented by `indent`) to `path` atomically."""
-  return atomic_write(path, lambda f: json.dump(obj, f, indent=indent))
-
-
-def write_csv(path: str, header: list, rows: Iterable[list]) -> str:
-  """Writes a CSV file atomically: a header, then the rows, floats with 10
-  significant digits."""
-
-  def fill(f):
-    w = csv.writer(f)
-    w.writerow(header)
-    for row in rows:
-      w.writerow([f"{v:.10g}" if isinstance(v, float) else v for v in row])
-
-  return atomic_write(path, fill)
-
-
-# ---------------------------------------------------------------- JSON lines
 
 def checksum(record: dict) -> str:
   """The checksum of a record: 16 hex digits of the SHA-256 of its canonical
@@ -284,154 +212,3 @@ class JsonLines:
     """Deletes the file (the records in memory stay)."""
     if self.path and os.path.exists(self.path):
       os.remove(self.path)
-
-
-# ---------------------------------------------------------------- output paths
-
-def check_output(path: str, option: str = "--out") -> str:
-  """Checks, before any work, that a file can be written at `path`.
-
-  Refused: a path that is a folder, a special file (/dev/full), a path under a
-  file, and a folder that cannot be written (checked by creating and removing a
-  probe file, which also catches read-only file systems). Missing folders are
-  fine (they are created when the file is written) if the nearest existing one
-  can be written.
-
-  Args:
-    path: the file to be written.
-    option: how the user named it (for the message).
-
-  Returns:
-    `path`.
-
-  Raises:
-    ValueError: one line naming the path and why.
-  """
-  if not path or not str(path).strip():
-    raise ValueError(f"{option} is empty")
-  full = os.path.abspath(path)
-  if os.path.isdir(full) or str(path).endswith(os.sep):
-    raise ValueError(f"{option} {path} is a folder; give a file name")
-  if os.path.exists(full) and not os.path.isfile(full):
-    raise ValueError(f"{option} {path} is not a regular file")
-  folder = os.path.dirname(full)
-  existing = folder
-  while not os.path.exists(existing):
-    existing = os.path.dirname(existing)
-  if not os.path.isdir(existing):
-    raise ValueError(f"{option} {path} is under {existing}, which is a file, not a folder")
-  try:
-    fd, probe = tempfile.mkstemp(prefix=".jbai-probe-", dir=existing)
-    os.close(fd)
-    os.remove(probe)
-  except OSError as e:
-    raise ValueError(f"{option} {path} cannot be written: {existing} is not writable "
-                     f"({e.strerror})") from None
-  return path
-
-
-def check_folder(path: str, option: str = "--out") -> str:
-  """Checks, before any work, that `path` is a folder that can be written, or
-  that it can be created.
-
-  Raises:
-    ValueError: one line naming the path and why (a file, not a folder; not
-      writable).
-  """
-  if not path or not str(path).strip():
-    raise ValueError(f"{option} is empty; give a folder")
-  full = os.path.abspath(path)
-  if os.path.exists(full) and not os.path.isdir(full):
-    raise ValueError(f"{option} {path} is a file; give a folder")
-  check_output(os.path.join(full, ".jbai-check"), option)
-  return path
-
-
-# ---------------------------------------------------------------- progress
-
-def duration(seconds: float) -> str:
-  """'42s', '3m05s', '2h10m', '12d03h': a time to a reader's precision."""
-  s = int(round(seconds))
-  if s < 60:
-    return f"{s}s"
-  if s < 3600:
-    return f"{s // 60}m{s % 60:02d}s"
-  if s < 86400:
-    return f"{s // 3600}h{s % 3600 // 60:02d}m"
-  return f"{s // 86400}d{s % 86400 // 3600:02d}h"
-
-
-class Progress:
-  """A text progress bar on a stream (default stderr).
-
-  Over one task (`tasks` None) it is the `progress(done, total, ...)` callback
-  of `jbai.simulate`: `label [#####     ] done/total  elapsed`, redrawn in place,
-  its line ended when the task completes. Over a sequence of `tasks` tasks,
-  `begin(label)` starts the next one, `update` draws its bar prefixed by
-  `[i/tasks]`, and `end(status)` writes one line per task, so that a log file
-  (no terminal) reads one line per finished task.
-
-  Args:
-    label: the task's name (one task).
-    enabled: False: nothing is written.
-    stream: where the lines go (default stderr).
-    tasks: the number of tasks of a sequence, or None for one task.
-    live: draw the bar; default: when the stream is a terminal.
-  """
-
-  def __init__(self, label: str = "", enabled: bool = True, stream=None,
-               tasks: Optional[int] = None, live: Optional[bool] = None):
-    self.label, self.enabled, self.tasks = label, enabled, tasks
-    self.stream = stream or sys.stderr
-    self.live = (bool(getattr(self.stream, "isatty", lambda: False)()) if live is None
-                 else live)
-    self.index, self.start = 0, time.perf_counter()
-    self.task_start, self.open = self.start, False
-
-  def __call__(self, done: int, total: int, *_):
-    self.update(done, total)
-
-  def update(self, done: int, total: int, unit: Optional[str] = None) -> None:
-    """Redraws the bar: `done` of `total` (trials, steps, ...: `unit`)."""
-    if not (self.enabled and self.live):
-      return
-    frac = done / max(total, 1)
-    count = f"{done}/{total}" + ("" if unit is None else f" {unit}")
-    elapsed = time.perf_counter() - self.task_start
-    if 0 < done < total:  # the time left at the mean rate so far
-      count += f", {duration(elapsed * (total - done) / done)} left"
-    if self.tasks is None:
-      line = f"\r{self.label} [{'#' * int(30 * frac):<30}] {count} {elapsed:6.1f}s"
-    else:
-      line = (f"\r[{self.index}/{self.tasks}] {self.label[:48]:<48} "
-              f"[{'#' * int(20 * frac):<20}] {count} {elapsed:6.1f}s")
-    self.open = self.tasks is not None or done < total
-    line += "    "  # over the end of a longer line before
-    if not self.open:
-      line += "\n"
-    self.stream.write(line)
-    self.stream.flush()
-
-  def begin(self, label: str) -> None:
-    """Starts the next task of the sequence."""
-    self.index, self.label, self.task_start = self.index + 1, label, time.perf_counter()
-    self.update(0, 1, "")
-
-  def end(self, status: str) -> None:
-    """Ends the current task of the sequence with one line: its status and times."""
-    if not self.enabled:
-      return
-    elapsed = time.perf_counter() - self.task_start
-    total = time.perf_counter() - self.start
-    if self.live:
-      self.stream.write("\r" + " " * 110 + "\r")
-    self.stream.write(f"[{self.index}/{self.tasks}] {self.label} {status} "
-                      f"({elapsed:.1f}s; {total:.0f}s in all)\n")
-    self.stream.flush()
-    self.open = False
-
-  def close(self) -> None:
-    """Ends a bar left open (an interrupted task) with a newline."""
-    if self.open:
-      self.stream.write("\n")
-      self.open = False
