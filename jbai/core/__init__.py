@@ -6,5 +6,5 @@
   estimate.py  E[tau], P(error) and their likelihood-ratio gradients
   records.py   per-trial outputs from the records the lanes write
   budget.py    the budget T and its checkpoints, for runs to a budget
-  inputs.py    names resolved and values checked, for every entry point
+  inputs/      names resolved and values checked, for every entry point
 """
