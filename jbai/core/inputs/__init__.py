@@ -15,8 +15,8 @@ of 0 gives an infinite threshold and every trial at the cap, flagged by
 `hit_cap`; a NaN mean gives NaN statistics). Check the values once outside the
 traced function (`check_delta`, `check_means`, `check_params`) when they come
 from a user, or pass `checks=True` (`jbai.checks`: the same checks inside
-the computation, with `jax.experimental.checkify`). Static values (n_trials, lanes, the family, rule and threshold) are
-always concrete and always checked.
+the computation, with `jax.experimental.checkify`). Static values (n_trials,
+lanes, the family, rule and threshold) are always concrete and always checked.
 
 Confidence levels at any magnitude: a level is carried as log(1/delta), so
 that one typed below float64's range ("1e-400") still reaches the threshold

@@ -19,6 +19,7 @@ import numpy as np
 
 from jbai.thresholds import LogDelta, Threshold
 
+
 class Levels(NamedTuple):
   """Confidence levels, checked: each as a float64 and as log(1/delta)."""
 

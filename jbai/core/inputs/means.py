@@ -16,6 +16,7 @@ from jbai import stops as stops_lib
 from jbai.families.base import Family, check_means
 from jbai.oracle.eps import check_eps
 
+
 def check_table(family: Family, means, dtype=None, problem=None) -> np.ndarray:
   """Concrete means checked (`jbai.families.base.check_means`, ties judged in
   the simulation's float dtype too), as a float64 array; for a question beyond the

@@ -25,6 +25,7 @@ from jbai.families.base import Family
 from jbai.rules.base import Rule
 from jbai.thresholds import Threshold
 
+
 def as_rule(rule) -> Rule:
   """A `Rule` from a rule, a registered name, or any object with pure `init` and
   `select` functions (a NamedTuple of two functions, say), which runs as a rule

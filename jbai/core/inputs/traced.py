@@ -9,6 +9,7 @@ there (`refuse_traced`).
 import jax
 import jax.numpy as jnp
 
+
 def concrete(x) -> bool:
   """True when no leaf of x is traced (x can be checked now)."""
   return not any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(x))
