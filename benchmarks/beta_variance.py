@@ -22,7 +22,8 @@ import jax
 import numpy as np
 
 import jbai
-from jbai.core.estimate import BIAS_SHARE, bias_trials, cross_fitted, richardson_terms
+from jbai.core.estimators import cross_fitted
+from jbai.core.finite_differences import BIAS_SHARE, bias_trials, richardson_terms
 from jbai.core.lane import N_FEATURES
 
 

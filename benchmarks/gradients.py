@@ -26,7 +26,7 @@ import jax
 import numpy as np
 
 import jbai
-from jbai.core.estimate import monte_carlo
+from jbai.core.estimators import monte_carlo
 
 BETA_CASES = [  # (family, means): T3C and EB-TCI, beta = 0.5, K = 5
     ("bernoulli", [0.6, 0.5, 0.45, 0.4, 0.3]),

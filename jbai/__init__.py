@@ -23,7 +23,8 @@ are opt-ins).
 """
 
 from jbai import families, oracle, problems, rules, stops, thresholds
-from jbai.core.estimate import Difference, Estimate, estimate, finite_difference
+from jbai.core.estimate import Estimate, estimate
+from jbai.core.finite_differences import Difference, finite_difference
 from jbai.core.lane import stopping_statistic
 from jbai.core.rollout import Rollout, rollout
 from jbai.families import Family

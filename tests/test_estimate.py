@@ -116,7 +116,7 @@ def test_richardson_corrects_every_trial_by_the_first_quarter():
   """finite_difference(extrapolate=True) is mean(D(h)) - mean((D(2h) - D(h)) / 3),
   the second mean over the first ceil(n / 4) trials, which the runs at x +- 2h
   share with those at x +- h (trial j is the same at any n_trials)."""
-  from jbai.core.estimate import BIAS_SHARE
+  from jbai.core.finite_differences import BIAS_SHARE
   key, means, n, h = jax.random.key(1), jnp.array([1.0, 0.6, 0.5, 0.3]), 22, 0.1
   m = -(-n // BIAS_SHARE)
   args = (key, "gaussian", means, "t3c", [1e-1, 1e-3])
@@ -370,8 +370,8 @@ def test_a_step_outside_the_domain_is_refused_before_anything_runs(monkeypatch, 
                                                                     fragment):
   """Richardson's points x +- 2h are checked before the first run: the message names
   the point and h, not a value the user never typed found seconds later."""
-  from jbai.core import estimate as estimate_lib
-  monkeypatch.setattr(estimate_lib, "rollout", lambda *a, **k: pytest.fail("ran"))
+  from jbai.core import finite_differences
+  monkeypatch.setattr(finite_differences, "rollout", lambda *a, **k: pytest.fail("ran"))
   family = jbai.families.bernoulli() if wrt == 1 else "gaussian"
   with pytest.raises(ValueError, match=re.escape(fragment)):
     jbai.finite_difference(jax.random.key(0), family, [0.9, 0.3, 0.2] if wrt == 1 else

@@ -1,4 +1,4 @@
-"""The shared validation layer (jbai/core/inputs.py) and the output-path checks
+"""The shared validation layer (jbai/core/inputs/) and the output-path checks
 (jbai/host/paths.py): each check alone, its message, and what passes through."""
 
 import math

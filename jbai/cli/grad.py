@@ -4,7 +4,7 @@ Each (rule, threshold) is simulated with scores; per delta the record holds the
 Monte Carlo means with standard errors and 95% intervals, their gradients in the
 parameter of --wrt (one entry per arm for "means", one for "beta" or "eps") by the
 estimator of --estimator ("causal" or "score": the likelihood-ratio estimators of
-`jbai.core.estimate.monte_carlo`; "fd": central finite differences with common
+`jbai.core.estimators.monte_carlo`; "fd": central finite differences with common
 random numbers, `jbai.finite_difference`, the only one for eps, bias O(h^2);
 "richardson": Richardson's extrapolation of two of them, at h and 2h, bias O(h^4);
 "auto", the default: causal for the means, richardson for beta and fd for eps,
@@ -81,7 +81,7 @@ def _differences(key, rule, family, means, trials, wrt, h, extrapolate=False,
   run's other arguments (delta, threshold, max_steps, or budget and checkpoints)
   in `run`."""
   import numpy as np
-  from jbai.core.estimate import finite_difference
+  from jbai.core.finite_differences import finite_difference
   points = range(len(means)) if wrt == "means" else [wrt]
   out = {label: ([], []) for label, _ in quantities}
   steps = 0
@@ -113,7 +113,7 @@ def grad_records(res, run, family, means, deltas, wrt: str = "means",
   `fd_steps` are `_differences`'s, for estimator "fd" or "richardson"."""
   import jax
   import numpy as np
-  from jbai.core.estimate import monte_carlo
+  from jbai.core.estimators import monte_carlo
   from jbai.oracle.t_star import t_star_log_gradient
   if estimator in DIFFERENCES:
     moments = jax.tree.map(np.asarray, monte_carlo(res, False, estimator="score"))

@@ -85,7 +85,7 @@ class Scores(NamedTuple):
   reward: jax.Array   # [D, K] float, reward score at each delta's stopping time
   policy: Any         # {name: [D, *P] float}, the rule's score at each stopping time
   #                     (P: the parameter's shape, () for a scalar such as beta)
-  # The causal estimator (jbai.core.estimate): with S_t the score after t steps and
+  # The causal estimator (jbai.core.estimators): with S_t the score after t steps and
   # s_t = S_{t+1} - S_t the score of step t, each delta records at its stopping time
   # tau the causal score sum_{t < tau} S_t = sum_{s < tau} s_s (tau - s - 1) and the
   # control variates sum_{s < tau} s_s phi_k(state_s), k < F (see `features`).

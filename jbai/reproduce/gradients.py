@@ -1,7 +1,7 @@
 """Beyond the paper: differentiating through the simulator.
 
 Two experiments built on the likelihood-ratio gradients of `jbai.estimate` (see
-jbai/core/estimate.py):
+jbai/core/estimate.py and jbai/core/estimators.py):
 
   gradient  the asymptotic link. Asymptotic optimality says E[tau] ~ T*(nu)
             log(1/delta) as delta -> 0; if it holds with the gradient too,
@@ -63,7 +63,7 @@ def gradient_jobs(config: dict) -> list:
 def run_gradient_job(job: dict, progress) -> dict:
   """Simulates with scores and returns, per delta, E[tau] and the likelihood-ratio
   gradients of E[tau] and P(error) in the means, with standard errors."""
-  from jbai.core.estimate import monte_carlo
+  from jbai.core.estimators import monte_carlo
   from jbai.host.simulate import simulate
   from jbai.rules import get as get_rule
   res = simulate(jax.random.key(job["seed"]), job["family"], job["means"],
