@@ -7,6 +7,7 @@ import pytest
 import jbai
 from jbai import families
 from jbai.core import records
+from jbai import eps_transport as transport_lib
 from jbai.stops import eps_good as eps_lib
 
 from helpers import assert_delta_correct
@@ -23,8 +24,8 @@ def test_gaussian_closed_form_agrees_with_golden_section(args):
   fam = families.gaussian(sigma=0.7)
   with jax.enable_x64(True):
     closed, golden = map(float, jax.jit(lambda *args: (
-        eps_lib.eps_cost(fam, *args, method="closed"),
-        eps_lib.eps_cost(fam, *args, method="golden")))(*args))
+        transport_lib.eps_cost(fam, *args, method="closed"),
+        transport_lib.eps_cost(fam, *args, method="golden")))(*args))
   assert closed > 0
   assert golden == pytest.approx(closed, rel=1e-9)
 
@@ -34,11 +35,11 @@ def test_eps_cost_zero_is_the_transport_cost_and_grows_with_eps():
   fam = families.bernoulli()
   with jax.enable_x64(True):
     zero, exact, *costs, empty = map(float, jax.jit(lambda: (
-        eps_lib.eps_cost(fam, 30.0, 0.6, 20.0, 0.4, 0.0),
+        transport_lib.eps_cost(fam, 30.0, 0.6, 20.0, 0.4, 0.0),
         transport_cost(fam, 30.0, 0.6, 20.0, 0.4).value,
-        *(eps_lib.eps_cost(fam, 30.0, 0.6, 20.0, 0.4, e) for e in (0.05, 0.1)),
+        *(transport_lib.eps_cost(fam, 30.0, 0.6, 20.0, 0.4, e) for e in (0.05, 0.1)),
         # No pair of Bernoulli means is 1.5 apart: every arm is eps-good.
-        eps_lib.eps_cost(fam, 30.0, 0.6, 20.0, 0.4, 1.5)))())
+        transport_lib.eps_cost(fam, 30.0, 0.6, 20.0, 0.4, 1.5)))())
   assert zero == pytest.approx(exact, rel=1e-9)
   assert zero < costs[0] < costs[1]
   assert empty == float("inf")
@@ -56,7 +57,7 @@ def test_golden_section_agrees_with_a_grid(name, args):
   with jax.enable_x64(True):
     x = jnp.linspace(max(m_b - eps, fam.lo), min(m_a, fam.hi - eps), 200_001)
     golden, grid = map(float, jax.jit(lambda x, n_a, m_a, n_b, m_b, eps: (
-        eps_lib.eps_cost(fam, n_a, m_a, n_b, m_b, eps),
+        transport_lib.eps_cost(fam, n_a, m_a, n_b, m_b, eps),
         jnp.min(n_a * fam.kl(m_a, x) + n_b * fam.kl(m_b, x + eps))))(x, *args))
   assert golden > 0
   assert golden <= grid + 1e-9 and golden == pytest.approx(grid, rel=1e-6)
@@ -147,8 +148,8 @@ def test_bisection_agrees_with_scipy_and_golden_section_in_float64(name):
   fam = families.get(name)
   with jax.enable_x64(True):
     bisect, golden, (lo, hi) = jax.jit(lambda *draws: (
-        eps_lib.eps_transport(fam, *draws), eps_lib.eps_cost(fam, *draws, method="golden"),
-        eps_lib.eps_bracket(fam, draws[1], draws[3], draws[4])))(*draws)
+        transport_lib.eps_transport(fam, *draws), transport_lib.eps_cost(fam, *draws, method="golden"),
+        transport_lib.eps_bracket(fam, draws[1], draws[3], draws[4])))(*draws)
   value, x, golden = np.asarray(bisect.value), np.asarray(bisect.x), np.asarray(golden)
   ref = _scipy_eps_costs(name, *draws)
   tol = 1e-9 * np.abs(ref) + 1e-12 + _rounding(name, *draws, x, np.float64)
@@ -163,7 +164,7 @@ def test_bisection_in_float32_agrees_with_float64(name):
   inputs, beyond the float32 rounding of the objective's terms."""
   draws = tuple(np.float32(v).astype(np.float64) for v in _eps_draws(name, 300, seed=2))
   fam = families.get(name)
-  transport = jax.jit(lambda *draws: eps_lib.eps_transport(fam, *draws))
+  transport = jax.jit(lambda *draws: transport_lib.eps_transport(fam, *draws))
   with jax.enable_x64(True):
     exact = transport(*draws)
   with jax.enable_x64(False):
@@ -188,8 +189,8 @@ def test_bisection_at_the_ends_of_theta():
   draws = (n_a, m_a, n_b, m_b, eps)
   with jax.enable_x64(True):
     bisect, golden, empty = jax.jit(lambda *draws: (
-        eps_lib.eps_transport(fam, *draws), eps_lib.eps_cost(fam, *draws, method="golden"),
-        eps_lib.eps_cost(fam, 3.0, 0.6, 2.0, 0.4, np.array([1.0 + 1e-9, 1.5]))))(*draws)
+        transport_lib.eps_transport(fam, *draws), transport_lib.eps_cost(fam, *draws, method="golden"),
+        transport_lib.eps_cost(fam, 3.0, 0.6, 2.0, 0.4, np.array([1.0 + 1e-9, 1.5]))))(*draws)
     golden = np.asarray(golden)
   value, ref = np.asarray(bisect.value), _scipy_eps_costs("bernoulli", *draws)
   assert value[-1] == 0.0 and golden[-1] == 0.0 and (value[:-1] > 0).all()
@@ -210,7 +211,7 @@ def test_bisection_on_a_general_family():
            np.exp(rng.uniform(0, np.log(1e6), n)).round(), m.min(0), rng.uniform(0, 1, n))
   with jax.enable_x64(True):
     bisect, golden = map(np.asarray, jax.jit(lambda *draws: (
-        eps_lib.eps_cost(fam, *draws), eps_lib.eps_cost(fam, *draws, method="golden")))(*draws))
+        transport_lib.eps_cost(fam, *draws), transport_lib.eps_cost(fam, *draws, method="golden")))(*draws))
     f = jax.jit(lambda x, na, ma, nb, mb, e: na * fam.kl(ma, x) + nb * fam.kl(mb, x + e))
     ref = []
     for na, ma, nb, mb, e in zip(*draws):
@@ -232,10 +233,10 @@ def test_bisection_cost_gradients(name, args):
   means near hi = 1e3), d/d eps = -n_a d/dx kl(m_a, x) there."""
   fam = families.get(name)
   with jax.enable_x64(True):
-    grads = {m: np.array(jax.grad(lambda *a: eps_lib.eps_cost(fam, *a, method=m),
+    grads = {m: np.array(jax.grad(lambda *a: transport_lib.eps_cost(fam, *a, method=m),
                                   argnums=(0, 1, 2, 3, 4))(*args))
              for m in ("bisect", "golden")}
-    x = float(eps_lib.eps_transport(fam, *args).x)
+    x = float(transport_lib.eps_transport(fam, *args).x)
   np.testing.assert_allclose(grads["bisect"], grads["golden"], rtol=1e-6)
   if name == "poisson":
     n_a, m_a, eps = args[0], args[1], args[4]
@@ -261,12 +262,12 @@ def test_bisect_root_keeps_to_the_bracket():
 def test_is_eps_good_and_finish():
   means = np.array([MEANS, MEANS])
   answer = np.array([[0], [1], [2], [-1]])
-  good = eps_lib.is_eps_good(np, np.repeat(means, 2, axis=0), answer, EPS)
+  good = jbai.problems.is_eps_good(np, np.repeat(means, 2, axis=0), answer, EPS)
   assert good[:, 0].tolist() == [True, True, False, False]
   raw = {"tau": np.array([[5], [6], [7], [0]]), "steps": np.array([5, 6, 7, 9]),
          "answer": answer}
-  exact = records.finish(np, dict(raw), means, 2)
-  eps = records.finish(np, dict(raw), means, 2, EPS)
+  exact = records.finish(np, dict(raw), means, 2, jbai.problems.best_arm())
+  eps = records.finish(np, dict(raw), means, 2, jbai.problems.eps_good(EPS))
   assert exact["correct"][:, 0].tolist() == [True, False, False, False]
   assert eps["correct"][:, 0].tolist() == [True, True, False, False]
 

@@ -915,8 +915,9 @@ def test_the_eps_tolerant_question_costs_scores_and_solves_by_locatellis_loss():
                              rtol=1e-5)
   past = means.at[1].set(0.7)  # arm 1 answered below while its mean is past tau + eps
   assert float(problem.costs(family, w, past, at)[1]) == 0.0
-  scored, regret = jbai.problems.base.scored(problem, means, jnp.array(
-      [[True, True, False, True], [False, False, False, True], [True, True, True, True]]))
+  scored, regret = jbai.problems.judge(np, problem, means[None], jnp.array(
+      [[[True, True, False, True], [False, False, False, True], [True, True, True, True]]]))
+  scored, regret = scored[0], regret[0]
   np.testing.assert_array_equal(scored, [True, True, False])  # arms 0, 1 within the band
   np.testing.assert_allclose(regret, [0.0, 0.0, 0.2], rtol=1e-6)
   sol = problems.oracle(problem, family, means)

@@ -153,18 +153,23 @@ def _eps_stop(rule: Rule, threshold, eps: float):
     raise ValueError(
         f"rule {name!r} was built for eps-good answers with eps_good={own_eps}, but the "
         f"run asks eps_good={eps}: build the rule with eps_good={eps}")
+  if threshold is not None and own is not None and threshold == own:
+    threshold = None  # the rule's own stop, named: as by default
   if isinstance(threshold, stops.Stop) and threshold.name != EPS_GLLR:
     raise ValueError(
         f"eps_good is defined for the GLLR stop, not for stop {threshold.name!r}: pass "
-        "threshold='gk16' (or another GLLR threshold) with eps_good")
-  if isinstance(threshold, stops.Stop):
+        "threshold='gk16' (or another GLLR threshold) with eps_good (on the command line, "
+        "--stop gllr)")
+  if isinstance(threshold, stops.Stop) and threshold.name == EPS_GLLR:
     threshold = threshold_of(threshold)
-  if threshold is None:
+  if threshold is None:  # the rule's own stop, where it answers eps-good arms
     if own_eps > 0:
       return own
     if own is not None:
-      hint = ("use a GLLR rule, e.g. rule 'tcb' or 'tas-d'" if own.name == "elimination"
-              else f"pass threshold='gk16' to run {name!r} with the GLLR stop")
+      hint = ("use a GLLR rule, e.g. rule 'tcb' or 'tas-d' (on the command line, --rule tcb)"
+              if own.name == "elimination" else
+              f"pass threshold='gk16' to run {name!r} with the GLLR stop (on the command "
+              "line, add --stop gllr)")
       raise ValueError(
           f"rule {name!r} stops with its own stop {own.name!r}, where eps-good answers "
           f"are not defined: {hint}")

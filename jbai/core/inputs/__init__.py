@@ -33,7 +33,7 @@ that one typed below float64's range ("1e-400") still reaches the threshold
 
 from jbai.core.inputs.levels import (Levels, check_delta, log_inv_delta, parse_delta,
                                      threshold_params)
-from jbai.core.inputs.means import check_eps_slack, check_separable, check_table
+from jbai.core.inputs.means import check_separable, check_table
 from jbai.core.inputs.memory import MEMORY_ENV, check_memory, memory_limit, trial_bytes
 from jbai.core.inputs.names import (USER_RULE_STEPS, as_family, as_rule, builtin_rule,
                                     check_rule_arms, resolve, rule_refusal)
@@ -44,11 +44,10 @@ from jbai.core.inputs.values import (DEFAULT_MAX_STEPS, INT32_MAX, SEED_LIMIT, c
                                      check_key, check_lanes, check_max_steps, check_positive,
                                      check_seed, check_total, check_trials, default_max_steps,
                                      max_steps_limit, raw_key, shown)
-from jbai.oracle.eps import check_eps  # jbai.core.rollout checks TCB's eps with it
 
 __all__ = ["DEFAULT_MAX_STEPS", "INT32_MAX", "Levels", "MEMORY_ENV", "RUNTIME_DOMAINS",
            "SEED_LIMIT", "USER_RULE_STEPS", "as_family", "as_rule", "builtin_rule",
-           "check_count", "check_delta", "check_eps", "check_eps_slack", "check_key",
+           "check_count", "check_delta", "check_key",
            "check_lanes", "check_max_steps", "check_memory", "check_params", "check_positive",
            "check_rule_arms", "check_runtime", "check_seed", "check_separable", "check_table",
            "check_total", "check_trials", "concrete", "default_max_steps", "initial_rule_state",

@@ -1,9 +1,10 @@
 """The means checked before a run: each instance identifiable in the run's dtype.
 
 A unique best arm (or the identifiability of a question beyond it,
-`jbai.problems`) judged in the simulation's float dtype (`check_table`), an
-eps-good run's slack within the width of Theta (`check_eps_slack`), and a best
-arm that the exact oracle can tell apart, Gamma(nu) > 0 (`check_separable`).
+`jbai.problems`) judged in the simulation's float dtype (`check_table`), and a
+best arm that the exact oracle can tell apart, Gamma(nu) > 0 (`check_separable`);
+an eps-good run's slack is checked where the run is assembled
+(`jbai.core.assembly`, `jbai.eps_transport.check_slack`).
 """
 
 import math
@@ -12,9 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jbai import problems as problems_lib
-from jbai import stops as stops_lib
 from jbai.families.base import Family, check_means
-from jbai.oracle.eps import check_eps
 
 
 def check_table(family: Family, means, dtype=None, problem=None) -> np.ndarray:
@@ -26,16 +25,6 @@ def check_table(family: Family, means, dtype=None, problem=None) -> np.ndarray:
   if problem is not None:
     return problems_lib.check(problem, family, means, dtype)
   return check_means(family, means, dtype=dtype)
-
-
-def check_eps_slack(family: Family, threshold) -> None:
-  """An eps-good run's slack (the eps of its stop, `jbai.stops.eps_of`) below the
-  width of Theta, as the eps oracle requires (`jbai.oracle.check_eps`): at or
-  beyond it every arm is eps-good under every instance, T*_eps = 0, and nothing
-  is to be identified. The run, its summary and a study refuse it alike."""
-  eps = stops_lib.eps_of(threshold)
-  if eps > 0:
-    check_eps(family, eps)
 
 
 def check_separable(family: Family, table: np.ndarray) -> list:
