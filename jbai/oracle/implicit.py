@@ -64,7 +64,7 @@ def _with_tie(family: Family, means: jax.Array, z: jax.Array) -> jax.Array:
 def _tangent_map(family: Family, means: jax.Array, beta, z: jax.Array):
   """dz/dmu [2K+1, K] and dz/dbeta [2K+1] (None for the optimal allocation) at
   the solution z of one instance: -(dR/dz)^{-1} dR/d(mu, beta), from primal
-  values only. Zero on a tie for the best arm (the module docstring's
+  values only. Zero on a tie for the best arm (`jbai.oracle.exact`'s
   convention); NaN, never a silent zero, where the system is not finite."""
   safe, tie, _ = safe_means(family, means)
   a = jnp.argmax(safe)
@@ -152,8 +152,8 @@ def _implicit_jvp(family, primal, primals, tangents):
 
 
 def allocation_of_z(family: Family, means: jax.Array, z: jax.Array, beta):
-  """(w, gamma) from (z, tie) of `implicit_solution`, with the tie convention of the
-  module docstring."""
+  """(w, gamma) from (z, tie) of `implicit_solution`, with the tie convention of
+  `jbai.oracle.exact`'s module docstring."""
   k = means.shape[-1]
   x, y, tie = z[:k], z[2 * k], z[2 * k + 1] > 0
   _, _, tied = safe_means(family, means)
