@@ -1,4 +1,4 @@
-"""Oracle derivatives in float32 near ties (`jbai.oracle.exact`): the differentiated
+"""Oracle derivatives in float32 near ties (`jbai.oracle.implicit`): the differentiated
 solve runs in float64 at the float32 inputs, so that jax.grad, jacrev and jacfwd
 agree with float64 and with finite differences where the float32 system has lost
 its digits (a second arm one part in 1e6 below the best, at an end of Theta or not).

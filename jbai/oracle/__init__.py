@@ -53,9 +53,10 @@ from jbai import checks as traced_checks
 from jbai.checks import run_checked
 from jbai.families.base import Family, check_means
 from jbai.oracle.budget import budget_allocation, budget_rate, budget_solve, reversed_family
-from jbai.oracle.exact import (OracleInfo, default_iters, exact_beta_solve, exact_solve,
-                               gamma_bounds, relative_gap)
-from jbai.oracle.eps import (EpsOracle, check_eps, eps_gamma, eps_optimal_allocation,
+from jbai.oracle.common import default_iters
+from jbai.oracle.exact import (OracleInfo, exact_beta_solve, exact_solve, gamma_bounds,
+                               relative_gap)
+from jbai.oracle.eps import (EpsOracle, eps_gamma, eps_optimal_allocation,
                              eps_solve)
 from jbai.oracle.projected import (DEFAULT_STEPS, projected_solve,
                                    scale_by_simplex_geometry)
@@ -227,7 +228,7 @@ def beta_optimal_allocation(family: Union[Family, str], means: ArrayLike,
 
 
 __all__ = ["METHODS", "EpsOracle", "OracleInfo", "beta_optimal_allocation", "budget_allocation",
-           "budget_rate", "budget_solve", "check_eps", "reversed_family",
+           "budget_rate", "budget_solve", "reversed_family",
            "eps_gamma", "eps_optimal_allocation", "eps_solve", "exact_beta_solve",
            "exact_solve", "gamma_bounds", "optimal_allocation", "projected_solve",
            "relative_gap", "scale_by_simplex_geometry", "t_star_gradient",

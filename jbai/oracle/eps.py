@@ -91,7 +91,9 @@ from jax.typing import ArrayLike
 
 from jbai import families
 from jbai.families.base import Family, check_means
-from jbai.oracle.exact import _batched, _float, _interior, _safe_means, default_iters
+from jbai.oracle.common import as_float, batched, default_iters, interior, kl_slope, safe_means
+from jbai.oracle.eps_problem import (EpsProblem, eps_problem, g_of, is_gaussian, is_saturated,
+                                     x_of_m)
 from jbai.eps_transport import check_slack, eps_transport
 
 
@@ -103,69 +105,11 @@ class EpsOracle(NamedTuple):
   answer: jax.Array  # [...] int32, the eps-good answer attaining the maximum
 
 
-def _slope(family: Family, p, m):
-  """d/dm KL(p, m), elementwise."""
-  return jax.jvp(lambda q: family.kl(p, q), (m,), (jnp.ones_like(m),))[1]
-
-
-def _is_gaussian(family: Family) -> bool:
-  return family.name == "gaussian" and "sigma" in dict(family.params)
-
-
-class _Problem(NamedTuple):
-  """One instance: the answer a and the brackets of the searches (a plain Python
-  argument of the solver's functions while they trace, not a pytree)."""
-
-  family: Family
-  means: jax.Array   # [K] the means (tie-safe at eps = 0)
-  eps: jax.Array     # [] the slack
-  is_a: jax.Array    # [K] bool, the answer a
-  mu_a: jax.Array    # [] mu_a
-  m_lo: jax.Array    # [K] max(mu_i - eps, lo), the lower end of m_i
-  m_hi: jax.Array    # [] min(mu_a, hi - eps), the upper end of every m_i
-  y_min: jax.Array   # [] d(mu_a, m_hi)
-  y_max: jax.Array   # [] min_{i != a} d(mu_a, mu_i - eps), inf where some mu_i - eps < lo
-
-
-def _problem(family: Family, means: jax.Array, eps: jax.Array) -> _Problem:
-  """The instance at `means` [K] with slack eps, answering a = argmax(means)."""
-  k = means.shape[-1]
-  a = jnp.argmax(means)
-  is_a = jnp.arange(k) == a
-  mu_a = means[a]
-  lo, hi = float(family.lo), float(family.hi)
-  if _is_gaussian(family):  # the closed form ignores Theta, as the eps-GLLR's does
-    m_lo, m_hi = means - eps, mu_a
-  else:
-    m_lo, m_hi = jnp.maximum(means - eps, lo), jnp.minimum(mu_a, hi - eps)
-  y_min = family.kl(mu_a, m_hi)
-  inside = means - eps >= m_lo
-  d_max = jnp.where(inside, family.kl(mu_a, jnp.where(inside, means - eps, mu_a)), jnp.inf)
-  y_max = jnp.min(jnp.where(is_a, jnp.inf, d_max))
-  return _Problem(family, means, eps, is_a, mu_a, m_lo, m_hi, y_min, y_max)
-
-
-def _x_of_m(p: _Problem, m):
-  """x(m) = -d_m d(mu_a, m) / d_m d(mu_i, m + eps): the weight whose minimiser is m
-  (inf at m = mu_i - eps; 0 where the slope at m + eps > mu_i is not positive: the
-  end hi of Theta, which the KL clips, as m = hi - eps rounds to in float32)."""
-  num = -_slope(p.family, p.mu_a, m)
-  den = _slope(p.family, p.means, m + p.eps)
-  return jnp.where(den > 0, num / jnp.where(den > 0, den, 1.0),
-                   jnp.where(m + p.eps > p.means, 0.0, jnp.inf))
-
-
-def _cost(p: _Problem, x, m):
-  """d(mu_a, m) + x d(mu_i, m + eps), with 0 * inf = 0."""
-  kl_i = p.family.kl(p.means, m + p.eps)
-  return p.family.kl(p.mu_a, m) + jnp.where(x > 0, x * kl_i, 0.0)
-
-
-def _inner(p: _Problem, y, iters: int):
+def _inner(p: EpsProblem, y, iters: int):
   """(x_i(y), m_i(y)) for every arm: g_i(x_i) = y (the answer's entries are
   overwritten by callers)."""
   family = p.family
-  if _is_gaussian(family):
+  if is_gaussian(family):
     sigma = dict(family.params)["sigma"]
     gap = p.mu_a - p.means + p.eps
     d = gap * gap / (2.0 * sigma * sigma)
@@ -175,30 +119,30 @@ def _inner(p: _Problem, y, iters: int):
   def body(_, bracket):
     lo, hi = bracket
     mid = 0.5 * (lo + hi)
-    above = _cost(p, _x_of_m(p, mid), mid) >= y  # g_i decreases in m: the root is above
+    above = g_of(p, x_of_m(p, mid), mid) >= y  # g_i decreases in m: the root is above
     return jnp.where(above, mid, lo), jnp.where(above, hi, mid)
 
   lo, hi = jax.lax.fori_loop(0, iters, body,
                              (p.m_lo, jnp.broadcast_to(p.m_hi, p.m_lo.shape)))
   m = 0.5 * (lo + hi)
-  x = _x_of_m(p, m)
+  x = x_of_m(p, m)
   # The corner: mu_i - eps < lo and g_i(lo) < y (finite slope at lo), m_i = lo.
   lo_end = jnp.asarray(family.lo, m.dtype)
-  x_lo = _x_of_m(p, lo_end)
-  corner = (p.means - p.eps < lo_end) & (_cost(p, x_lo, lo_end) < y)
+  x_lo = x_of_m(p, lo_end)
+  corner = (p.means - p.eps < lo_end) & (g_of(p, x_lo, lo_end) < y)
   kl_lo = family.kl(p.means, lo_end + p.eps)
   x_corner = (y - family.kl(p.mu_a, lo_end)) / jnp.where(corner, kl_lo, 1.0)
   return jnp.where(corner, x_corner, x), jnp.where(corner, lo_end, m)
 
 
-def _balance(p: _Problem, m):
+def _balance(p: EpsProblem, m):
   """F(y) - 1 = sum_{i != a} d(mu_a, m_i) / d(mu_i, m_i + eps) - 1."""
   kl_i = jnp.where(p.is_a, 1.0, p.family.kl(p.means, m + p.eps))
   kl_i = jnp.maximum(kl_i, jnp.finfo(kl_i.dtype).tiny)
   return jnp.sum(jnp.where(p.is_a, 0.0, p.family.kl(p.mu_a, m) / kl_i)) - 1
 
 
-def _y_map(p: _Problem, y_scale_fallback):
+def _y_map(p: EpsProblem, y_scale_fallback):
   """(y(s), s_hi): y = y_min + scale s / (1 - s) on [0, s_hi], s_hi = 1/2 (scale =
   y_max - y_min) where y_max is finite, else 1 (scale = the fallback)."""
   finite = jnp.isfinite(p.y_max)
@@ -207,21 +151,14 @@ def _y_map(p: _Problem, y_scale_fallback):
   return (lambda s: p.y_min + scale * s / (1 - s)), s_hi
 
 
-def _saturated(p: _Problem) -> jax.Array:
-  """[] bool: some arm i != a has an empty bracket, m_lo_i >= m_hi (mu_i = mu_a = hi
-  with eps > 0, say Bernoulli arms at 1): its pair cost is w_a y_min whatever w_i,
-  so Gamma_eps = y_min at w = the answer's vertex (the code's special case)."""
-  return jnp.any(~p.is_a & (p.m_lo >= p.m_hi))
-
-
 def _primal(family: Family, iters: int, means: jax.Array, eps: jax.Array) -> jax.Array:
   """Nested bisection for one instance; returns z = (x [K], m [K], y)."""
-  safe, tie, _ = _safe_means(family, means)
+  safe, tie, _ = safe_means(family, means)
   means = jnp.where(tie & (eps <= 0), safe, means)
-  p = _problem(family, means, eps)
+  p = eps_problem(family, means, eps)
   # The fallback scale of y: the pair costs at x = 1 (mid-way in m for the search).
   m_mid = 0.5 * (p.m_lo + p.m_hi)
-  g_mid = jnp.where(p.is_a, jnp.inf, _cost(p, _x_of_m(p, m_mid), m_mid))
+  g_mid = jnp.where(p.is_a, jnp.inf, g_of(p, x_of_m(p, m_mid), m_mid))
   y_of, s_hi = _y_map(p, jnp.maximum(jnp.min(g_mid) - p.y_min, jnp.finfo(means.dtype).tiny))
 
   def solve(y):
@@ -238,7 +175,7 @@ def _primal(family: Family, iters: int, means: jax.Array, eps: jax.Array) -> jax
   lo, hi = jax.lax.fori_loop(0, iters, body, (jnp.zeros_like(s_hi), s_hi))
   y = y_of(0.5 * (lo + hi))
   x, m = solve(y)
-  saturated = _saturated(p)
+  saturated = is_saturated(p)
   x = jnp.where(saturated, p.is_a.astype(x.dtype), x)
   m = jnp.where(saturated, jnp.where(p.is_a, p.mu_a, p.m_hi), m)
   y = jnp.where(saturated, p.y_min, y)
@@ -247,16 +184,16 @@ def _primal(family: Family, iters: int, means: jax.Array, eps: jax.Array) -> jax
 
 def _residual(family: Family, means, eps, a, saturated, z):
   """R(z; mu, eps) of the module docstring: zero at the solution. A saturated
-  instance (`_saturated`, held fixed) has x_i = 0, m_i = m_hi and y = y_min."""
+  instance (`is_saturated`, held fixed) has x_i = 0, m_i = m_hi and y = y_min."""
   k = means.shape[-1]
   x, m, y = z[:k], z[k:2 * k], z[2 * k]
   is_a = jnp.arange(k) == a
   mu_a = means[a]
-  p = _Problem(family, means, eps, is_a, mu_a, None, None, None, None)
+  p = EpsProblem(family, means, eps, is_a, mu_a, None, None, None, None)
   cost = family.kl(mu_a, m) + x * family.kl(means, m + eps) - y
-  stationary = _slope(family, mu_a, m) + x * _slope(family, means, m + eps)
+  stationary = kl_slope(family, mu_a, m) + x * kl_slope(family, means, m + eps)
   last = _balance(p, m)
-  if not _is_gaussian(family):
+  if not is_gaussian(family):
     lo = jnp.asarray(family.lo, m.dtype)
     corner = jax.lax.stop_gradient((means - eps < lo) & (m <= lo))
     stationary = jnp.where(corner, m - lo, stationary)
@@ -279,11 +216,11 @@ def _implicit_jvp(family, iters, primals, tangents):
   means, eps = primals
   d_means, d_eps = tangents
   z = _implicit(family, iters, means, eps)
-  safe, tie, _ = _safe_means(family, means)
+  safe, tie, _ = safe_means(family, means)
   tie = tie & (eps <= 0)
   a = jnp.argmax(jnp.where(tie, safe, means))
-  saturated = _saturated(_problem(family, jnp.where(tie, safe, means), eps))
-  inner = _interior(family, jnp.where(tie, safe, means))  # finite at the ends of Theta
+  saturated = is_saturated(eps_problem(family, jnp.where(tie, safe, means), eps))
+  inner = interior(family, jnp.where(tie, safe, means))  # finite at the ends of Theta
   res = lambda z_, m_, e_: _residual(family, m_, e_, a, saturated, z_)
   jac = jax.jacfwd(res, argnums=0)(z, inner, eps)
   _, rhs = jax.jvp(lambda m_, e_: res(z, m_, e_), (inner, eps), (d_means, d_eps))
@@ -299,7 +236,7 @@ def _allocation(family: Family, means: jax.Array, eps: jax.Array, z: jax.Array):
   """(w, gamma, answer) from z, with exact_solve's tie convention at eps = 0."""
   k = means.shape[-1]
   x, y = z[:k], z[2 * k]
-  _, tie, tied = _safe_means(family, means)
+  _, tie, tied = safe_means(family, means)
   tie = tie & (eps <= 0)
   total = jnp.sum(x)
   w, gamma = x / total, y / total
@@ -334,14 +271,14 @@ def eps_solve(family: Family, means: ArrayLike, eps: ArrayLike,
     >>> round(float(1 / sol.gamma), 2), int(sol.answer)
     (621.08, 0)
   """
-  means = _float(means)
+  means = as_float(means)
   eps = jnp.broadcast_to(jnp.asarray(eps, means.dtype), means.shape[:-1])
   iters = iters or default_iters(means.dtype)
 
   def one(mu, e):
     return _allocation(family, mu, e, _implicit(family, iters, mu, e))
 
-  return EpsOracle(*_batched(one, means, eps))
+  return EpsOracle(*batched(one, means, eps))
 
 
 @functools.partial(jax.jit, static_argnames="family")
@@ -359,7 +296,7 @@ def eps_gamma(family: Family, means: ArrayLike, w: ArrayLike, eps: ArrayLike) ->
   Returns:
     [...] Gamma_eps(nu, w).
   """
-  means = _float(means)
+  means = as_float(means)
   w = jnp.asarray(w, means.dtype)
   shape = jnp.broadcast_shapes(means.shape, w.shape)
   means, w = jnp.broadcast_to(means, shape), jnp.broadcast_to(w, shape)
@@ -371,14 +308,7 @@ def eps_gamma(family: Family, means: ArrayLike, w: ArrayLike, eps: ArrayLike) ->
     costs = eps_transport(family, w[a], mu[a], w, mu, e).value
     return jnp.min(jnp.where(is_a, jnp.inf, costs))
 
-  return _batched(one, means, w, eps)
-
-
-def check_eps(family: Family, eps) -> float:
-  """Validates an eps-good slack at the Python boundary: a finite number >= 0,
-  below the width hi - lo of Theta (at or beyond it every arm is eps-good and
-  T*_eps = 0)."""
-  return check_slack(eps, family)
+  return batched(one, means, w, eps)
 
 
 def check_eps_means(family: Family, means, eps: float) -> np.ndarray:
@@ -428,10 +358,10 @@ def eps_optimal_allocation(family: Union[Family, str], means: ArrayLike,
   """
   if isinstance(family, str):
     family = families.get(family)
-  eps = check_eps(family, eps)
+  eps = check_slack(eps, family)
   arr = check_eps_means(family, means, eps)
   return eps_solve(family, jnp.asarray(arr, jnp.result_type(float)), eps)
 
 
-__all__ = ["EpsOracle", "check_eps", "check_eps_means", "eps_gamma",
+__all__ = ["EpsOracle", "check_eps_means", "eps_gamma",
            "eps_optimal_allocation", "eps_solve"]

@@ -49,8 +49,8 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from jbai.families.base import Family
-from jbai.oracle.eps import _cost, _problem, _saturated, _x_of_m
-from jbai.oracle.exact import _batched, _float, _safe_means
+from jbai.oracle.common import as_float, batched, safe_means
+from jbai.oracle.eps_problem import eps_problem, g_of, is_saturated, x_of_m
 
 NEWTON_STEPS = 2  # Newton steps per call in the rules ("warm")
 
@@ -90,10 +90,10 @@ def _pieces(p, c):
 
   def at(c_):
     m = p.m_lo + c_ * width
-    x = _x_of_m(p, m)
+    x = x_of_m(p, m)
     kl_i = p.family.kl(p.means, m + p.eps)
     kl_i = jnp.maximum(kl_i, jnp.finfo(kl_i.dtype).tiny)
-    return _cost(p, x, m), p.family.kl(p.mu_a, m) / kl_i, x
+    return g_of(p, x, m), p.family.kl(p.mu_a, m) / kl_i, x
 
   (g, r, x), (dg, dr, _) = jax.jvp(at, (c,), (jnp.ones_like(c),))
   return g, r, x, dg, dr
@@ -149,12 +149,12 @@ def _solve_one(family: Family, newton_steps: int, means, eps, start: EpsWarmStar
   """`eps_warm_solve` for one instance: (w, gamma, start, converged)."""
   k = means.shape[-1]
   dtype = means.dtype
-  safe, tie, tied = _safe_means(family, means)
+  safe, tie, tied = safe_means(family, means)
   tie = tie & (eps <= 0)
-  p = _problem(family, jnp.where(tie, safe, means), eps)
+  p = eps_problem(family, jnp.where(tie, safe, means), eps)
   a = jnp.argmax(p.means).astype(jnp.int32)
   others = ~p.is_a
-  saturated = _saturated(p)
+  saturated = is_saturated(p)
   solve = jnp.asarray(update) & ~tie & ~saturated
   fresh = ((start.top != a) | ~jnp.all(jnp.where(others, (start.c > 0) & (start.c < 1), True)))
   c = jnp.where(fresh, _cold(p, others, k), start.c).astype(dtype)
@@ -221,7 +221,7 @@ def eps_warm_solve(family: Family, means: ArrayLike, eps: ArrayLike, start: EpsW
   """
   if newton_steps < 1:
     raise ValueError(f"newton_steps must be >= 1, got {newton_steps!r}")
-  means = _float(means)
+  means = as_float(means)
   lead = means.shape[:-1]
   eps = jnp.broadcast_to(jnp.asarray(eps, means.dtype), lead)
   start = EpsWarmStart(top=jnp.broadcast_to(jnp.asarray(start.top, jnp.int32), lead),
@@ -231,7 +231,7 @@ def eps_warm_solve(family: Family, means: ArrayLike, eps: ArrayLike, start: EpsW
   def one(mu, e, top, c, upd):
     return _solve_one(family, int(newton_steps), mu, e, EpsWarmStart(top, c), upd)
 
-  return EpsWarmSolution(*_batched(one, means, eps, *start, update))
+  return EpsWarmSolution(*batched(one, means, eps, *start, update))
 
 
 __all__ = ["EpsWarmSolution", "EpsWarmStart", "NEWTON_STEPS", "cold_c", "eps_warm_solve",

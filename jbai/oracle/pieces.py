@@ -62,6 +62,7 @@ import jax.numpy as jnp
 
 from jbai.families.base import Family, weighted_mean
 from jbai.transport import golden_section
+from jbai.ties import select
 
 STAGES = 12       # barrier stages in float64: s / t_low = 10^0, ..., 10^-(STAGES - 1)
 STAGES_32 = 7     # in float32, whose slacks c_k - 1 (about s / T*) lose their digits beyond
@@ -211,13 +212,6 @@ def pairs_solve(family: Family, means, a, b, stages: Optional[int] = None) -> Pi
   t_star = jnp.sum(v)
   return PiecesSolution(w=v / t_star, t_star=t_star,
                         gap=jax.lax.stop_gradient(a.shape[-1] * s / t_star))
-
-
-def select(rows, values):
-  """[R] the values that one-hot rows [R, K] pick: a masked sum, exact on every
-  platform (a matrix product may round float32 on an accelerator), and no gather
-  (slow under vmap on a CPU)."""
-  return jnp.sum(jnp.where(rows, values[None, :], 0), axis=-1)
 
 
 def _grid(v_in, m_in, v_out, m_out):

@@ -40,7 +40,7 @@ sharply (linearly) across the ridge, so Gamma is far more accurate than w. The
 error in w falls as 1 / steps.
 
 Derivatives in the means are implicit (those of the exact solution; see
-`jbai.oracle.exact`), not through the optimisation loop.
+`jbai.oracle.implicit`), not through the optimisation loop.
 """
 
 import functools
@@ -52,7 +52,8 @@ import optax
 from jax.typing import ArrayLike
 
 from jbai.families.base import Family
-from jbai.oracle import exact
+from jbai.oracle.common import as_float, batched, safe_means
+from jbai.oracle.implicit import allocation_of_z, implicit_solution
 from jbai.transport import gamma as gamma_of_w
 from jbai.transport import transport_cost
 
@@ -133,7 +134,7 @@ def _z_from_w(family: Family, means: jax.Array, w: jax.Array) -> jax.Array:
 
 def _primal(family, steps, step_scale, temperatures, means, beta):
   del beta  # the optimal allocation only
-  safe, _, _ = exact._safe_means(family, means)
+  safe, _, _ = safe_means(family, means)
   return _z_from_w(family, safe, _solve_w(family, safe, steps, step_scale, temperatures))
 
 
@@ -168,12 +169,12 @@ def projected_solve(family: Family, means: ArrayLike, steps: int = DEFAULT_STEPS
     >>> [round(float(v), 4) for v in w]
     [0.4142, 0.2929, 0.2929]
   """
-  means = exact._float(means)
+  means = as_float(means)
   temperatures = tuple(temperatures or default_temperatures(means.dtype))
   primal = functools.partial(_primal, family, steps, step_scale, temperatures)
 
   def one(mu):
-    z = exact._implicit(family, primal, mu, None)
-    return exact._allocation(family, mu, z, None)
+    z = implicit_solution(family, primal, mu, None)
+    return allocation_of_z(family, mu, z, None)
 
-  return exact._batched(one, means)
+  return batched(one, means)

@@ -26,6 +26,7 @@ KL(mu_i, m_i) through
 
 the stationarity of m_i (derivatives of the family's KL by autodiff, so any
 family works). Phi is close to linear in s (2 s for two Gaussian arms).
+`jbai.oracle.warm_problem` holds the instance and evaluates these pieces.
 
 Two solvers, the second taking the lanes that the first leaves:
 
@@ -84,9 +85,9 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from jbai.families.base import Family, weighted_mean
-from jbai.oracle.exact import _batched, _float, _safe_means, default_iters
-from jbai.transport import transport_cost
+from jbai.families.base import Family
+from jbai.oracle.common import as_float, batched, default_iters
+from jbai.oracle.warm_problem import WarmProblem, evaluate, guess, ratios, to_q, warm_problem
 
 FAST_UNROLLED = 2  # joint Newton steps run unrolled, ...
 FAST_ITERS = 6     # ... and at most this many in all, before the safeguarded solver
@@ -122,84 +123,11 @@ def warm_start(num_arms: int, dtype=None) -> WarmStart:
                    q=jnp.ones(num_arms, dtype))
 
 
-def _kl_slope(family: Family, p, m):
-  """d/dm KL(p, m), elementwise."""
-  return jax.jvp(lambda r: family.kl(p, r), (m,), (jnp.ones_like(m),))[1]
-
-
-def _kl_derivatives(family: Family, p, m):
-  """(d/dm, d2/dm2) of KL(p, m), elementwise."""
-  return jax.jvp(lambda q: _kl_slope(family, p, q), (m,), (jnp.ones_like(m),))
-
-
-class _Problem(NamedTuple):
-  """One instance of the lower-bound problem, and the tolerances of its solvers.
-
-  Not a pytree that crosses a JAX boundary: the solvers' functions take it as a
-  plain Python argument while they trace.
-  """
-
-  family: Family
-  max_iters: int     # cap on the steps of each safeguarded loop
-  safe: jax.Array    # [K] the means, tie-safe (`_safe_means`)
-  is_a: jax.Array    # [K] bool, the best arm a
-  others: jax.Array  # [K] bool, the arms i != a
-  mu_a: jax.Array    # [] mu_a
-  d: jax.Array       # [K] D_i = KL(mu_a, mu_i) (1 at a)
-  y_max: jax.Array   # [] min_{i != a} D_i
-  eps: float         # the dtype's machine epsilon
-  tol: float         # relative residual: 6e-6 in float32, 2e-12 in float64
-  accept: float      # a Newton step from a residual below this squares it
-  noise: float       # below this, a step that does not halve the residual is noise
-
-
-def _guess(p: _Problem, q, v):
-  """u_i = q_i y / D_i with y = v y_max, inside (0, 1)."""
-  u = q * v * p.y_max / p.d
-  return jnp.where(p.is_a, 0.5, jnp.clip(u, p.eps, 1 - p.eps))
-
-
-def _to_q(p: _Problem, u, v):
-  """The scale-free start q_i = u_i D_i / y of a solution (u, v)."""
-  return jnp.where(p.others, u * p.d / (v * p.y_max), 1.0)
-
-
-def _evaluate(p: _Problem, u):
-  """The transport point m_i of the weights (1 - u_i, u_i), and the two KLs there."""
-  family = p.family
-  m = transport_cost(family, 1 - u, p.mu_a, u, p.safe).x
-  return m, family.kl(p.mu_a, m), family.kl(p.safe, m)
-
-
-def _ratios(p: _Problem, u, m, kl_a, kl_i):
-  """(F, dr_i/du_i, KL(mu_a, m_i), KL(mu_i, m_i)), r_i = KL(mu_a, m_i) / KL(mu_i, m_i),
-  F = sum_i r_i."""
-  family, mu_a, safe = p.family, p.mu_a, p.safe
-  if family.transport_x is weighted_mean:  # m = (1 - u) mu_a + u mu_i
-    da1, di1 = _kl_slope(family, mu_a, m), _kl_slope(family, safe, m)
-    dm_du = safe - mu_a
-  else:  # from the stationarity of m: (1 - u) d_m KL(mu_a, m) + u d_m KL(mu_i, m) = 0
-    da1, da2 = _kl_derivatives(family, mu_a, m)
-    di1, di2 = _kl_derivatives(family, safe, m)
-    curvature = (1 - u) * da2 + u * di2
-    dm_du = -(di1 - da1) / curvature
-    if family.transport_x is None:
-      # Golden section finds m to sqrt(eps) only (it compares values near a
-      # minimum), and the ratios are first-order sensitive to m: one Newton
-      # step on the stationarity condition brings m to rounding accuracy.
-      m = m - ((1 - u) * da1 + u * di1) / curvature
-      kl_a, kl_i = family.kl(mu_a, m), family.kl(safe, m)
-  kl_i = jnp.where(p.others, jnp.maximum(kl_i, jnp.finfo(safe.dtype).tiny), 1.0)
-  f = jnp.sum(jnp.where(p.others, kl_a / kl_i, 0.0))
-  dr_du = jnp.where(p.others, (da1 * kl_i - kl_a * di1) / kl_i ** 2 * dm_du, 0.0)
-  return f, dr_du, kl_a, kl_i
-
-
 # --------------------------------------------------------------------------
 # The fast solver: Newton on all the conditions at once.
 
 
-def _newton(p: _Problem, u, v):
+def _newton(p: WarmProblem, u, v):
   """One joint Newton step from (u, v): (residual, u', v'), residual inf where not finite.
 
   With e_i = G_i(u_i) - y, g_i = G_i'(u_i), p_i = dPhi/du_i and y' = dy/ds, the
@@ -209,8 +137,8 @@ def _newton(p: _Problem, u, v):
   """
   others = p.others
   y = v * p.y_max
-  m, kl_a, kl_i = _evaluate(p, u)
-  f, dr_du, kl_a, kl_i = _ratios(p, u, m, kl_a, kl_i)
+  m, kl_a, kl_i = evaluate(p, u)
+  f, dr_du, kl_a, kl_i = ratios(p, u, m, kl_a, kl_i)
   phi = jnp.log(f)
   e = jnp.where(others, kl_a + u / (1 - u) * kl_i - y, 0.0)
   g = kl_i / (1 - u) ** 2
@@ -228,7 +156,7 @@ def _newton(p: _Problem, u, v):
   return jnp.where(ok, residual, jnp.inf), u_new, v_new
 
 
-def _fast(p: _Problem, u, v, solve):
+def _fast(p: WarmProblem, u, v, solve):
   """The fast solver from (u, v) where `solve`: (u, v, converged, evaluations).
 
   A lane stops once its relative residual is below `accept`, after one more step
@@ -255,7 +183,7 @@ def _fast(p: _Problem, u, v, solve):
   return u, v, converged, evals
 
 
-def _fixed(p: _Problem, u, v, solve, steps: int):
+def _fixed(p: WarmProblem, u, v, solve, steps: int):
   """`steps` joint Newton steps from (u, v), with no loop: (u, v, restart,
   evaluations).
 
@@ -282,7 +210,7 @@ def _fixed(p: _Problem, u, v, solve, steps: int):
 # one by Newton in s, each step kept inside a bracket (bisection otherwise).
 
 
-def _inner(p: _Problem, y, u, active):
+def _inner(p: WarmProblem, y, u, active):
   """G_i(u_i) = y for every arm i != a, from u; `active` False: nothing to do.
 
   Returns (u, m, KL(mu_a, m), KL(mu_i, m), transport evaluations).
@@ -297,7 +225,7 @@ def _inner(p: _Problem, y, u, active):
     narrow = hi - lo <= 4 * eps * jnp.maximum(u, eps)
     return ~active | p.is_a | small | narrow | (n >= max_iters)
 
-  m, kl_a, kl_i = _evaluate(p, u)
+  m, kl_a, kl_i = evaluate(p, u)
   h = residual(u, kl_a, kl_i)
   lo = jnp.where(h < 0, u, 0.0)
   hi = jnp.where(h < 0, 1.0, u)
@@ -309,7 +237,7 @@ def _inner(p: _Problem, y, u, active):
     step = u - h * (1 - u) / kl_i
     ok = jnp.isfinite(step) & (step > lo) & (step < hi)
     u_new = jnp.where(done, u, jnp.where(ok, step, 0.5 * (lo + hi)))
-    m_new, kl_a_new, kl_i_new = _evaluate(p, u_new)
+    m_new, kl_a_new, kl_i_new = evaluate(p, u_new)
     h_new = residual(u_new, kl_a_new, kl_i_new)
     keep = lambda old, new: jnp.where(done, old, new)
     lo = keep(lo, jnp.where(h_new < 0, u_new, lo))
@@ -328,17 +256,17 @@ def _inner(p: _Problem, y, u, active):
   return u, m, kl_a, kl_i, 1 + n
 
 
-def _outer_point(p: _Problem, v, q, active):
+def _outer_point(p: WarmProblem, v, q, active):
   """The inner solution at y = v y_max, and Phi and dPhi/ds there (s = logit v):
   (Phi, dPhi/ds, q of the solution, transport evaluations)."""
   y = v * p.y_max
-  u, m, kl_a, kl_i, evals = _inner(p, y, _guess(p, q, v), active)
-  f, dr_du, _, kl_i = _ratios(p, u, m, kl_a, kl_i)
+  u, m, kl_a, kl_i, evals = _inner(p, y, guess(p, q, v), active)
+  f, dr_du, _, kl_i = ratios(p, u, m, kl_a, kl_i)
   df_dy = jnp.sum(dr_du * (1 - u) ** 2 / kl_i)  # du_i/dy = 1 / G_i'(u_i)
-  return jnp.log(f), df_dy / f * y * (1 - v), _to_q(p, u, v), evals
+  return jnp.log(f), df_dy / f * y * (1 - v), to_q(p, u, v), evals
 
 
-def _nested(p: _Problem, v, q, active):
+def _nested(p: WarmProblem, v, q, active):
   """Newton on Phi(s) = 0 over `_outer_point`, from (v, q): (v, q, evaluations)."""
   eps, tol, noise, max_iters = p.eps, p.tol, p.noise, p.max_iters
 
@@ -376,30 +304,12 @@ def _nested(p: _Problem, v, q, active):
 # leaves, and the allocation.
 
 
-def _problem(family: Family, max_iters: int, means):
-  """(problem, a, tie, tied): the instance at `means` [K], its best arm a, and
-  `_safe_means`' tie flag and tied arms."""
-  k = means.shape[-1]
-  dtype = means.dtype
-  eps = jnp.finfo(dtype).eps
-  safe, tie, tied = _safe_means(family, means)
-  a = jnp.argmax(safe).astype(jnp.int32)
-  is_a = jnp.arange(k) == a
-  mu_a = safe[a]
-  d = jnp.where(is_a, 1.0, family.kl(mu_a, safe))
-  y_max = jnp.min(jnp.where(is_a, jnp.inf, d))
-  problem = _Problem(family=family, max_iters=max_iters, safe=safe, is_a=is_a,
-                     others=~is_a, mu_a=mu_a, d=d, y_max=y_max, eps=eps,
-                     tol=eps ** 0.75, accept=eps ** 0.5, noise=eps ** 0.25)
-  return problem, a, tie, tied
-
-
 def _solve_one(family: Family, max_iters: int, newton_steps: Optional[int], means,
                start: WarmStart, update):
   """`warm_solve` for one instance: (w, gamma, start, evaluations)."""
   k = means.shape[-1]
   dtype = means.dtype
-  p, a, tie, tied = _problem(family, max_iters, means)
+  p, a, tie, tied = warm_problem(family, max_iters, means)
   solve = jnp.asarray(update) & ~tie
   fresh = (start.top != a) | ~(start.v > 0) | ~(start.v < 1) | ~jnp.all(jnp.isfinite(start.q))
   v0 = jnp.where(fresh, cold_v(k), start.v).astype(dtype)
@@ -410,13 +320,13 @@ def _solve_one(family: Family, max_iters: int, newton_steps: Optional[int], mean
   q0 = jnp.where(q0 * v0 * p.y_max < p.d, q0, 1.0)
 
   if newton_steps is not None:
-    u, v, restart, evals = _fixed(p, _guess(p, q0, v0), v0, solve, newton_steps)
-    q = jnp.where(restart, 1.0, _to_q(p, u, v))
+    u, v, restart, evals = _fixed(p, guess(p, q0, v0), v0, solve, newton_steps)
+    q = jnp.where(restart, 1.0, to_q(p, u, v))
     v = jnp.where(restart, cold_v(k), v).astype(dtype)
     return _allocation(p, a, tie, tied, solve, start, v, q, evals)
 
-  u, v, converged, evals = _fast(p, _guess(p, q0, v0), v0, solve)
-  q = _to_q(p, u, v)
+  u, v, converged, evals = _fast(p, guess(p, q0, v0), v0, solve)
+  q = to_q(p, u, v)
   # The lanes that the fast path left go to the safeguarded one, from where it
   # ended (every step it kept had finite values and 0 < v < 1). A while_loop of
   # at most one pass skips it when no lane needs it.
@@ -431,12 +341,12 @@ def _solve_one(family: Family, max_iters: int, newton_steps: Optional[int], mean
   return _allocation(p, a, tie, tied, solve, start, v, q, evals)
 
 
-def _allocation(p: _Problem, a, tie, tied, solve, start: WarmStart, v, q, evals):
+def _allocation(p: WarmProblem, a, tie, tied, solve, start: WarmStart, v, q, evals):
   """(w, gamma, start, evaluations) from the solution (v, q), with the conventions
   for ties and for lanes whose iterate is not finite."""
   k = p.safe.shape[-1]
   dtype = p.safe.dtype
-  u = _guess(p, q, v)
+  u = guess(p, q, v)
   x = jnp.where(p.is_a, 1.0, u / (1 - u))
   total = jnp.sum(x)
   w = x / total
@@ -444,7 +354,7 @@ def _allocation(p: _Problem, a, tie, tied, solve, start: WarmStart, v, q, evals)
   w_tie = (tied / jnp.sum(tied)).astype(dtype)
   new = WarmStart(top=a, v=v, q=q)
   start = jax.tree.map(lambda n_, o: jnp.where(solve, n_, o.astype(n_.dtype)), new, start)
-  # A near-tie that `_safe_means` does not flag (KLs of rounding size, float32)
+  # A near-tie that `safe_means` does not flag (KLs of rounding size, float32)
   # can leave a non-finite iterate: such a lane gets the uniform allocation and
   # Gamma = 0, and the cold start.
   failed = ~(jnp.all(jnp.isfinite(w)) & jnp.isfinite(gamma))
@@ -495,7 +405,7 @@ def warm_solve(family: Family, means: ArrayLike, start: WarmStart,
     >>> int(sol.evaluations) <= 4
     True
   """
-  means = _float(means)
+  means = as_float(means)
   max_iters = max_iters or default_iters(means.dtype)
   lead = means.shape[:-1]
   start = WarmStart(top=jnp.broadcast_to(jnp.asarray(start.top, jnp.int32), lead),
@@ -509,4 +419,4 @@ def warm_solve(family: Family, means: ArrayLike, start: WarmStart,
   def one(mu, top, v, q, upd):
     return _solve_one(family, max_iters, newton_steps, mu, WarmStart(top, v, q), upd)
 
-  return WarmSolution(*_batched(one, means, *start, update))
+  return WarmSolution(*batched(one, means, *start, update))
