@@ -97,3 +97,29 @@ def test_no_import_cycles():
     if m not in state:
       visit(m, [m])
   assert cycles == []
+
+
+def test_no_private_name_is_imported_from_another_module():
+  """A helper that two modules share is public in the module that owns it: no
+  `from jbai.x import _name` (issue 74)."""
+  private = []
+  for module, path in modules().items():
+    for node in ast.walk(ast.parse(open(path).read())):
+      if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("jbai"):
+        private += [(module, node.module, a.name) for a in node.names
+                    if a.name.startswith("_")]
+  assert private == []
+
+
+def test_no_module_over_450_lines_and_no_function_over_120():
+  """One concept per module: jbai's modules stay under 450 lines and its
+  functions (docstrings counted) under 120 (issue 74)."""
+  long_modules, long_functions = [], []
+  for module, path in modules().items():
+    source = open(path).read()
+    if len(source.splitlines()) > 450:
+      long_modules.append(module)
+    long_functions += [f"{module}.{node.name}" for node in ast.walk(ast.parse(source))
+                       if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                       and node.end_lineno - node.lineno + 1 > 120]
+  assert (long_modules, long_functions) == ([], [])

@@ -59,8 +59,8 @@ def assemble(family, rule, threshold=None, problem: Optional[Problem] = None, *,
 
   Args:
     family: a `Family` or a built-in family's name.
-    rule: a `Rule` or a registered name (a name is built for the question's eps
-      where its factory takes eps_good: ebtc-eps, lucb1-eps, tas-d-eps).
+    rule: a `Rule` or a registered name (a name is built for the question:
+      `fitted`).
     threshold: a `Threshold`, its name or a `jbai.stops.Stop`; None: the rule's
       own stop, else the question's GLLR against gk16.
     problem: the question (`jbai.problems.Problem`); None: the best arm.
@@ -82,7 +82,7 @@ def assemble(family, rule, threshold=None, problem: Optional[Problem] = None, *,
       raise ValueError(f"a run to a budget (budget={budget!r}) has no stop, so no "
                        f"{given[0]}: pass {given[0]}=None")
     problem = problems.question(problem)
-    family, rule = inputs.as_family(family), inputs.as_rule(rule)
+    family, rule = inputs.as_family(family), inputs.as_rule(fitted(rule, problem))
     return Plan(family, rule, stops.budget_stop(recommendation(rule), problem), problem)
   problem = problems.question(problem, eps_good)
   rule = inputs.as_rule(fitted(rule, problem))
@@ -98,14 +98,26 @@ def assemble(family, rule, threshold=None, problem: Optional[Problem] = None, *,
   return Plan(family, rule, stop, problem)
 
 
-def fitted(rule, problem: Problem):
-  """A rule given by name, built for the question's eps where its factory takes
-  eps_good (ebtc-eps, lucb1-eps, tas-d-eps); any other rule unchanged."""
+QUESTION_PARAMS = {"eps-good": {"eps": "eps_good"}, "top-m": {"m": "m"},
+                   "above": {"level": "level"}}  # a question's params, as rules take them
+
+
+def question_params(problem: Problem) -> dict:
+  """The parameters of a question that rules are built for: {"eps_good": eps} of
+  an eps-good arm, {"m": m} of the top m, {"level": level} above a level; {} for
+  the best arm (`fitted`)."""
+  names = QUESTION_PARAMS.get(problem.name, {})
+  return {names[k]: v for k, v in problem.params if k in names}
+
+
+def fitted(rule, problem: Problem, **params):
+  """A rule given by name, built for the question (`question_params`, each
+  passed only to a factory that takes it: ebtc-eps's eps_good, ebtc-top-m's m,
+  apt's level) with `params`, the rule's own; a `Rule` unchanged."""
+  if not isinstance(rule, str):
+    return rule
   from jbai import rules  # the registry, which imports every rule
-  eps = dict(problem.params).get("eps") if problem.name == "eps-good" else None
-  if isinstance(rule, str) and eps is not None and rule in rules.RULES:
-    return rules.get(rule, eps_good=eps)
-  return rule
+  return rules.get(rule, **{**question_params(problem), **params})
 
 
 def stop_for(rule: Rule, threshold, problem: Problem):

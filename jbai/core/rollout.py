@@ -148,10 +148,7 @@ def rollout(key: jax.Array, family, means, rule, delta=None, n_trials: int = Non
     unroll: steps per iteration of the pool's loop (static; a divisor or a
       multiple of `pool.REFILL_EVERY`; default `pool.default_unroll()`). Results
       do not depend on it.
-    eps_good: an additive eps >= 0: stop with the eps-GLLR against `threshold`
-      (a GLLR threshold; None: gk16) and count an answer as correct when it is
-      eps-good, mu_answer >= max mu - eps (`jbai.stops.eps_good`). Refused
-      (ValueError) with a stop other than the GLLR.
+    eps_good: the alias of problem=eps_good(eps), as in `jbai.simulate`.
     checks: check traced values too (`jbai.checks`, with
       `jax.experimental.checkify`): NaN or infinite means, means outside Theta, a
       tie for the best arm, delta outside (0, 1), a runtime parameter outside its
@@ -171,11 +168,10 @@ def rollout(key: jax.Array, family, means, rule, delta=None, n_trials: int = Non
     checkpoints: with `budget`, a list of times in [1, T] (the (D) axis, T last)
       or a count of log-spaced ones (`jbai.core.budget.checkpoint_times`); None:
       T alone, and no (D) axis.
-    problem: a question beyond the best arm (`jbai.problems.top_m(m)`,
-      `above(level)`), as in `jbai.simulate`: its GLLR stop, answers as [K] bool
-      masks, correct when they are the instance's answer (static). With
-      `budget`, the answer at each checkpoint is the problem's empirical answer;
-      for `eps_good(eps)` the rule's recommendation, correct when eps-good.
+    problem: the question (`jbai.problems`; None: the best arm), static, as in
+      `jbai.simulate` (the run is put together by `jbai.core.assembly`). With
+      `budget`, a set's answer at each checkpoint is the problem's empirical
+      answer; an eps-good arm the rule's recommendation.
 
   Returns:
     A `Rollout` of jax arrays.
@@ -194,14 +190,8 @@ def rollout(key: jax.Array, family, means, rule, delta=None, n_trials: int = Non
   plan = assemble(family, rule, threshold, problem, eps_good=eps_good, budget=budget,
                   delta=delta, max_steps=max_steps)
   family, rule, threshold = plan.family, plan.rule, plan.stop
-  asked = getattr(threshold, "problem", None)
   dtype = jnp.zeros(()).dtype
-  if inputs.concrete(means):
-    inputs.check_table(family, means, dtype, asked)
-    inputs.check_rule_arms(family, rule, np.asarray(means))
-  means = jnp.asarray(means, dtype)
-  if means.ndim not in (1, 2):
-    raise ValueError(f"means must have shape [K] or [I, K], got shape {means.shape}")
+  means = _checked_means(plan, means, dtype)
   n_trials = inputs.check_trials(n_trials)
   lanes = inputs.check_lanes(lanes)
   table = means.reshape(-1, means.shape[-1])
@@ -236,6 +226,18 @@ def rollout(key: jax.Array, family, means, rule, delta=None, n_trials: int = Non
                         _runtime_eps(family, threshold, params, dtype))
   lead = (n_inst, n_trials) if means.ndim == 2 else (n_trials,)
   return from_records(flat, lead, scalar_levels, scores)
+
+
+def _checked_means(plan, means, dtype) -> jax.Array:
+  """The means [K] or [I, K] in the run's dtype, checked where concrete (each
+  instance identifiable in `dtype`: `inputs.check_table`; the rule's arms)."""
+  if inputs.concrete(means):
+    inputs.check_table(plan.family, means, dtype, getattr(plan.stop, "problem", None))
+    inputs.check_rule_arms(plan.family, plan.rule, np.asarray(means))
+  means = jnp.asarray(means, dtype)
+  if means.ndim not in (1, 2):
+    raise ValueError(f"means must have shape [K] or [I, K], got shape {means.shape}")
+  return means
 
 
 def _delta_levels(rule, threshold, rule_state, delta, max_steps, scores, num_arms, dtype):

@@ -44,7 +44,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from jbai.random.samplers import _first_accepted, _float_dtype, _uniform_pair
+from jbai.random.samplers import first_accepted, float_dtype, uniform_pair
 
 SMALL = 16   # a = min(K', n') up to which the draw is by inversion
 ROUNDS = 2   # ratio-of-uniforms rounds drawn for every element before the loop
@@ -133,14 +133,14 @@ def _large(key, population, a, b, rounds):
   top = log_f(mode)
 
   def propose(r):
-    u, v = _uniform_pair(key, r, a.shape, a.dtype)
+    u, v = uniform_pair(key, r, a.shape, a.dtype)
     x = mean + 0.5 + h * (v - 0.5) / jnp.where(u > 0, u, 1)
     k = jnp.floor(jnp.clip(x, 0, a))
     inside = (u > 0) & (x >= 0) & (x < a + 1)
     ok = inside & (2 * jnp.log(jnp.where(u > 0, u, 1)) <= log_f(k) - top)
     return jnp.where(ok, k, -1)
 
-  return _first_accepted(propose, -1, rounds)
+  return first_accepted(propose, -1, rounds)
 
 
 def hypergeometric(key: jax.Array, population: ArrayLike, successes: ArrayLike,
@@ -166,7 +166,7 @@ def hypergeometric(key: jax.Array, population: ArrayLike, successes: ArrayLike,
     >>> bool(0 <= x <= 1000)
     True
   """
-  dtype = dtype or _float_dtype(successes)
+  dtype = dtype or float_dtype(successes)
   rounds = ROUNDS if rounds is None else rounds
   n_, k_, d_ = jnp.broadcast_arrays(jnp.asarray(population).astype(dtype),
                                     jnp.asarray(successes).astype(dtype),

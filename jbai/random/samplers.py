@@ -43,7 +43,7 @@ _SERIES = 0.2  # |y| below which g(y) is summed as its series
 NEWTON_STEPS = 3  # Newton steps of the truncated normal's inverse CDF deep in the tail
 
 
-def _float_dtype(*xs):
+def float_dtype(*xs):
   dtype = jnp.result_type(*xs)
   return dtype if jnp.issubdtype(dtype, jnp.floating) else jnp.result_type(float)
 
@@ -106,7 +106,7 @@ def _unit(words, dtype):
   return jax.lax.bitcast_convert_type((bits >> (finfo.bits - finfo.nmant)) | one, dtype) - 1
 
 
-def _uniform_pair(key, block, shape, dtype):
+def uniform_pair(key, block, shape, dtype):
   """Two independent uniform arrays on [0, 1) for rejection round `block` >= 1:
   the two words of one hash per entry (prng.block_words), two hashes in float64."""
   if jnp.finfo(dtype).bits == 64:
@@ -115,7 +115,7 @@ def _uniform_pair(key, block, shape, dtype):
   return tuple(_unit(w, dtype) for w in prng.block_words(key, block, shape))
 
 
-def _first_accepted(propose, rejected, rounds):
+def first_accepted(propose, rejected, rounds):
   """The first accepted proposal of every element.
 
   `propose(r)` returns round r's proposals (r = 1, 2, ...) as one array: the
@@ -145,12 +145,12 @@ def _gamma_at_least_one(key, a, rounds):
   c = jax.lax.rsqrt(9 * d)
 
   def propose(r):
-    u_normal, u_accept = _uniform_pair(key, r, a.shape, a.dtype)
+    u_normal, u_accept = uniform_pair(key, r, a.shape, a.dtype)
     y = c * standard_normal(u_normal)
     ok = (y > -1) & (jnp.log(u_accept) < 3 * d * log1p_remainder(y))
     return jnp.where(ok, d * (1 + y) ** 3, -1)
 
-  g = _first_accepted(propose, -1, rounds)
+  g = first_accepted(propose, -1, rounds)
   return jnp.where(valid, g, jnp.nan)
 
 
@@ -181,7 +181,7 @@ def gamma(key: jax.Array, a: ArrayLike, *, rounds: int = ROUNDS,
     >>> g.shape
     (3,)
   """
-  a = jnp.asarray(a, _float_dtype(a))
+  a = jnp.asarray(a, float_dtype(a))
   if at_least_one:
     return _gamma_at_least_one(key, a, rounds)
   small = a < 1
@@ -193,7 +193,7 @@ def _gamma_pair(key, a, b, rounds, at_least_one):
   """(G_a, G_b), independent Gamma(a) and Gamma(b) draws of the broadcast shape,
   each scaled by the same positive factor when a shape is below 1 (so that
   their ratios are exact and neither underflows nor is 0/0)."""
-  dtype = _float_dtype(a, b)
+  dtype = float_dtype(a, b)
   a, b = jnp.broadcast_arrays(jnp.asarray(a, dtype), jnp.asarray(b, dtype))
   size = a.size
   # One flat array of the 2 n shapes (on CPU cheaper than a stacked [2, n] one).
@@ -251,7 +251,7 @@ def truncated_normal(key: jax.Array, lower: ArrayLike) -> jax.Array:
   Returns:
     Draws of lower's shape and dtype, each >= its lower.
   """
-  lower = jnp.asarray(lower, _float_dtype(lower))
+  lower = jnp.asarray(lower, float_dtype(lower))
   return truncated_normal_icdf(jax.random.uniform(key, lower.shape, lower.dtype), lower)
 
 

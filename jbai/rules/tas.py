@@ -233,8 +233,9 @@ def on_schedule(arm_stats: ArmStats, state, lazy_factor: Optional[float], solve)
   return w, next_solve, warm
 
 
-def _params(lazy_factor, solver, **options):
-  """The params; `options` ({name: (value, default)}) only where not the default."""
+def tracking_params(lazy_factor, solver, **options):
+  """A tracking rule's params, for its repr and cache key: the lazy factor and the
+  solver, then `options` ({name: (value, default)}) where not the default."""
   extra = tuple((k, v) for k, (v, default) in options.items() if v != default)
   return (("lazy_factor", lazy_factor), ("solver", solver)) + extra
 
@@ -271,7 +272,7 @@ def tas_d(lazy_factor: Optional[float] = None, solver: str = "warm",
     return arm, DTrackingState(w=w, next_solve=next_solve, warm=warm)
 
   return Rule("tas-d", init, select,
-              _params(lazy_factor, solver, forced=(forced, "strict")))
+              tracking_params(lazy_factor, solver, forced=(forced, "strict")))
 
 
 @cached
@@ -309,5 +310,5 @@ def tas_c(lazy_factor: Optional[float] = None, solver: str = "warm",
     return arm, CTrackingState(w=w, next_solve=next_solve, warm=warm, deficit=deficit)
 
   return Rule("tas-c", init, select,
-              _params(lazy_factor, solver, forced=(forced, "none"),
+              tracking_params(lazy_factor, solver, forced=(forced, "none"),
                       projection=(projection, "eps")))

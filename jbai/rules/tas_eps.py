@@ -41,14 +41,14 @@ from typing import Optional
 import jax.numpy as jnp
 
 from jbai.builders import cached
+from jbai.eps_transport import check_slack
 from jbai.families.base import Family
 from jbai.oracle.eps import eps_solve
 from jbai.oracle.eps_warm import NEWTON_STEPS, eps_warm_solve, eps_warm_start
-from jbai.eps_transport import check_slack
 from jbai.rules.base import Rule
-from jbai.rules.tas import (FORCED, PROJECTIONS, CTrackingState, DTrackingState, _params,
-                            c_tracking, check_choice, check_lazy_factor, d_tracking,
-                            on_schedule)
+from jbai.rules.tas import (FORCED, PROJECTIONS, CTrackingState, DTrackingState, c_tracking,
+                            check_choice, check_lazy_factor, d_tracking, on_schedule,
+                            tracking_params)
 from jbai.state import ArmStats, count_dtype
 from jbai.stops.eps_good import eps_gllr
 
@@ -135,7 +135,7 @@ def tas_d_eps(eps_good: float = 0.1, lazy_factor: Optional[float] = None,
                           warm=eps_warm_start(num_arms))
 
   return Rule("tas-d-eps", init, _select_d(eps, lazy_factor, solver, forced),
-              (("eps_good", eps),) + _params(lazy_factor, solver,
+              (("eps_good", eps),) + tracking_params(lazy_factor, solver,
                                              forced=(forced, "strict")),
               stop=eps_gllr(eps, "gk16"))
 
@@ -172,6 +172,6 @@ def tas_c_eps(eps_good: float = 0.1, lazy_factor: Optional[float] = None,
                           deficit=jnp.zeros(num_arms, jnp.result_type(float)))
 
   return Rule("tas-c-eps", init, _select_c(eps, lazy_factor, solver, forced, projection),
-              (("eps_good", eps),) + _params(lazy_factor, solver, forced=(forced, "none"),
+              (("eps_good", eps),) + tracking_params(lazy_factor, solver, forced=(forced, "none"),
                                              projection=(projection, "eps")),
               stop=eps_gllr(eps, "gk16"))

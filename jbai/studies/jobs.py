@@ -152,15 +152,15 @@ def _simulate_call(job: dict) -> tuple:
   """(args, kwargs) of the `jbai.simulate` call that a "simulate" job is."""
   import jax
   from jbai.families import get as get_family
-  from jbai.rules import get as get_rule
-  from jbai.studies.spec import problem_of, question_params
+  from jbai import problems
+  from jbai.core.assembly import fitted
+  from jbai.studies.spec import problem_of
   means = job["means"]
-  eps, asked = job.get("eps_good"), job.get("question")
-  rule_params = {**question_params({"eps_good": eps, **(asked or {})}), **job["rule_params"]}
+  problem = problem_of(job.get("question"), job.get("eps_good"))
   args = (jax.random.key(job["seed"]), get_family(job["family"], **job.get("family_params", {})),
-          means, get_rule(job["rule"], **rule_params), job["delta"], job["trials"])
-  kwargs = {"threshold": job["threshold"], "max_steps": job["max_steps"], "eps_good": eps,
-            "problem": problem_of(asked),
+          means, fitted(job["rule"], problems.question(problem), **job["rule_params"]),
+          job["delta"], job["trials"])
+  kwargs = {"threshold": job["threshold"], "max_steps": job["max_steps"], "problem": problem,
             "lanes": lanes_for(_all_trials(job))}
   return args, kwargs
 
@@ -257,20 +257,21 @@ def run_budget(job: dict, progress, checkpoint=None) -> dict:
   import jax
   from jbai.families import get as get_family
   from jbai.host.budget import budget
-  from jbai.rules import get as get_rule
-  from jbai.studies.spec import problem_of, question_params
-  asked = job.get("question")
-  rule_params = {**question_params(asked or {}), **job["rule_params"]}
+  from jbai import problems
+  from jbai.core.assembly import fitted
+  from jbai.studies.spec import problem_of
+  problem = problem_of(job.get("question"))
   means = np.atleast_2d(np.asarray(job["means"], float))  # a batch: [I, n, C] records
   with jax.enable_x64(job["dtype"] == "float64"):
     res = budget(jax.random.key(job["seed"]),
                  get_family(job["family"], **job.get("family_params", {})), means,
-                 get_rule(job["rule"], **rule_params), job["budget"], job["trials"],
+                 fitted(job["rule"], problems.question(problem), **job["rule_params"]),
+                 job["budget"], job["trials"],
                  checkpoints=job["checkpoints"], lanes=lanes_for(job["trials"] * len(means)),
                  progress=lambda done, total, *_: progress.update(done, total, "trials"),
                  done=None if checkpoint is None else checkpoint.done(),
                  on_chunk=None if checkpoint is None else checkpoint.save,
-                 problem=problem_of(asked))
+                 problem=problem)
   return {"records": {"recommendation": np.asarray(res.recommendation, np.int64).tolist()},
           "checkpoints": [int(t) for t in res.checkpoints], "trials": int(job["trials"]),
           "wall_seconds": res.stats.get("wall_seconds"),

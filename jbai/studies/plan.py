@@ -17,7 +17,7 @@ fixed budget (`Rule.budget`) runs once per budget.
 
 from jbai.core.inputs import default_max_steps
 from jbai.studies.jobs import budget_job, simulate_job
-from jbai.studies.spec import question, question_params
+from jbai.studies.spec import question, study_problem
 
 
 def groups(instances: list) -> list:
@@ -68,11 +68,11 @@ def budget_plan(resolved: dict) -> list:
   """[(instance indices, setting, budget T, job)] of a resolved budget study, in
   run order: instance group, rule setting, then its runs (`budget_runs`)."""
   import jax
-  from jbai.rules import get
+  from jbai.core.assembly import fitted
   study = resolved["study"]
   out = []
   for members, first, means, setting in group_settings(resolved):
-    rule = get(setting["rule"], **{**question_params(study), **setting["params"]})
+    rule = fitted(setting["rule"], study_problem(study), **setting["params"])
     with jax.enable_x64(study["dtype"] == "float64"):  # the counts of its checkpoints
       runs = budget_runs(rule, study["budget"], study["checkpoints"], len(first["means"]))
     for horizon, times in runs:
@@ -89,11 +89,11 @@ def plan(resolved: dict) -> list:
   from jbai import stops
   if resolved["study"].get("budget") is not None:
     return budget_plan(resolved)
-  from jbai.rules import get
+  from jbai.core.assembly import fitted
   study = resolved["study"]
   out = []
   for members, first, means, setting in group_settings(resolved):
-    rule = get(setting["rule"], **{**question_params(study), **setting["params"]})
+    rule = fitted(setting["rule"], study_problem(study), **setting["params"])
     own = setting["threshold"] == "own"
     levels = study["delta"]
     split = stops.takes_delta(rule.init(len(first["means"])))

@@ -50,11 +50,11 @@ studies).
 from jbai.studies.spec.checks import SpecError
 from jbai.studies.spec.instances import DRAW_KEYS, INSTANCE_KEYS, OVERRIDES, SOURCES
 from jbai.studies.spec.loading import SHIPPED, is_toml_text, load, resolve, shipped, shipped_spec
-from jbai.studies.spec.questions import QUESTION_KEYS, problem_of, question, question_params
+from jbai.studies.spec.questions import QUESTION_KEYS, problem_of, question, study_problem
 from jbai.studies.spec.rules import OWN, RULE_KEYS
 from jbai.studies.spec.section import DTYPES, NO_STOP, SEED_MAX, STOP_KEYS, STUDY_DEFAULTS
 
 __all__ = ["DRAW_KEYS", "DTYPES", "INSTANCE_KEYS", "NO_STOP", "OVERRIDES", "OWN", "QUESTION_KEYS",
            "RULE_KEYS", "SEED_MAX", "SHIPPED", "SOURCES", "STOP_KEYS", "STUDY_DEFAULTS",
-           "SpecError", "is_toml_text", "load", "problem_of", "question", "question_params",
+           "SpecError", "is_toml_text", "load", "problem_of", "question", "study_problem",
            "resolve", "shipped", "shipped_spec"]

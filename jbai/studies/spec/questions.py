@@ -1,6 +1,7 @@
-"""A study's question beyond the best arm: top m, above a level (`jbai.problems`),
-or eps-good recommendations in a budget study; and the parameters rules are built
-for it (docs/guide/study.md, docs/guide/beyond.md).
+"""A study's question: the form its jobs record (`question`, a dict) and the
+`jbai.problems.Problem` it asks (`problem_of`, `study_problem`), whose parameters
+the study's rules are built with (`jbai.core.assembly.fitted`;
+docs/guide/study.md, docs/guide/beyond.md).
 """
 
 from typing import Optional
@@ -20,19 +21,20 @@ def question(study: dict) -> Optional[dict]:
   return None
 
 
-def problem_of(asked: Optional[dict]):
-  """The `jbai.problems.Problem` of `question`'s dict, or None: the best arm."""
+def problem_of(asked: Optional[dict], eps_good=None):
+  """The `jbai.problems.Problem` of `question`'s dict (the form a job records),
+  with a stop study's eps_good folded in (`jbai.problems.question`); None where
+  neither asks anything (the best arm, which the tables and checks tell apart)."""
   from jbai import problems
+  if not asked and eps_good is None:
+    return None
   if asked and "eps_good" in asked:
-    return problems.eps_good(asked["eps_good"])
-  return problems.asked(**(asked or {}))
+    return problems.question(problems.eps_good(asked["eps_good"]), eps_good)
+  return problems.question(problems.asked(**(asked or {})), eps_good)
 
 
-def question_params(study: dict) -> dict:
-  """The parameters of a study's question that rules are built for (`jbai.rules.get`
-  passes each only to the rules that take it): {"eps_good": eps} for eps-good
-  answers, {"m": m} for the top m, {"level": level} above a level; else {}."""
-  if study.get("eps_good") is not None:
-    return {"eps_good": study["eps_good"]}
-  asked = question(study) or {}
-  return {{"top": "m", "above": "level"}[k]: v for k, v in asked.items()}
+def study_problem(study: dict):
+  """The question a study asks, as one `jbai.problems.Problem` (best_arm() where
+  it asks nothing else)."""
+  from jbai import problems
+  return problems.question(problem_of(question(study), study.get("eps_good")))

@@ -9,7 +9,7 @@ import itertools
 import numpy as np
 
 from jbai.studies.spec.checks import as_list, choice, fail, known
-from jbai.studies.spec.questions import problem_of, question, question_params
+from jbai.studies.spec.questions import problem_of, question, study_problem
 from jbai.studies.spec.section import NO_STOP
 
 RULE_KEYS = ("name", "threshold")  # beside the rule's own parameters
@@ -19,7 +19,8 @@ OWN = "own"  # threshold value: the rule's own stop
 def _rules(entries, study: dict):
   """Yields (where, entry, name, [(params, Rule)]) of each [[rules]] entry, its
   sweeps expanded (the product of its lists), in spec order."""
-  from jbai.rules import ALL, get
+  from jbai.core.assembly import fitted, question_params
+  from jbai.rules import ALL
   if not isinstance(entries, list) or not entries:
     fail("rules", entries, "give at least one [[rules]] entry")
   for i, entry in enumerate(entries):
@@ -31,7 +32,7 @@ def _rules(entries, study: dict):
     known(where, entry, RULE_KEYS + tuple(accepted))
     for key, asked in (("m", "top = M"), ("level", "above = LEVEL")):  # OTHER_QUESTIONS'
       needed = key in accepted and accepted[key].default is inspect.Parameter.empty
-      if needed and key not in entry and key not in question_params(study):
+      if needed and key not in entry and key not in question_params(study_problem(study)):
         fail(f"{where}.name", name, f"samples for another question than the best arm, "
              f"built for its {key}: give [study] {asked}")
     swept = {k: as_list(f"{where}.{k}", v) for k, v in entry.items() if k not in RULE_KEYS}
@@ -39,7 +40,7 @@ def _rules(entries, study: dict):
     for values in itertools.product(*swept.values()):
       params = dict(zip(swept, values))
       try:
-        rules.append((params, get(name, **{**question_params(study), **params})))
+        rules.append((params, fitted(name, study_problem(study), **params)))
       except (TypeError, ValueError) as e:
         fail(where, params, str(e).splitlines()[0])
     yield where, entry, name, rules
@@ -51,14 +52,14 @@ def resolve_settings(entries, study: dict, instances: list) -> list:
   budget study [{rule, params}] (`_budget_settings`)."""
   if study["budget"] is not None:
     return _budget_settings(entries, study, instances)
-  from jbai import problems, stops
+  from jbai import stops
   from jbai.core.assembly import stop_for
   from jbai.thresholds import THRESHOLDS
   families = {}
   for inst in instances:
     families.setdefault((inst["family"], repr(sorted(inst["family_params"].items()))),
                         inst)
-  asked = problems.question(problem_of(question(study)), study["eps_good"])
+  asked = study_problem(study)
   out = []
   for where, entry, name, rules in _rules(entries, study):
     thresholds = entry.get("threshold")
