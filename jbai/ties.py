@@ -72,8 +72,8 @@ def running_count(mask: jax.Array) -> jax.Array:
   including each index (a cumulative sum over the last axis), as ceil(log2 K)
   shifted sums (Hillis and Steele's scan): XLA:CPU runs cumsum as a
   reduce-window, several times slower for any K (docs/design/ties.md), and
-  `lax.associative_scan`'s work-efficient form compiles to more kernels (16 more
-  in a TCB chunk program: `benchmarks/compile_time.py`)."""
+  `lax.associative_scan`'s work-efficient form compiles to more kernels
+  (`benchmarks/compile_time.py`)."""
   count = mask.astype(jnp.int32)
   num, shift = count.shape[-1], 1
   while shift < num:
@@ -149,7 +149,7 @@ def argmax(values: jax.Array) -> jax.Array:
   out as [BLOCK, K // BLOCK], over the rows, then the columns' maxima and the
   last K mod BLOCK values. The first stage runs along the columns, which
   XLA:CPU vectorises, where jnp.argmax's single reduction runs one element at a
-  time (about 4 ns per element on a CPU against under 1, docs/performance.md).
+  time (docs/performance.md).
   The answer is jnp.argmax's: each stage's pairs come from one reduction.
   """
   num = values.shape[-1]

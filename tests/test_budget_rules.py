@@ -59,7 +59,7 @@ def test_ucb_e_with_a_from_the_budget_is_ucb_e_with_that_a():
     np.testing.assert_array_equal(runs[0].recommendation, runs[1].recommendation)
   assert jbai.rules.ucb_e(h1=h1).params == (("h1", 40.0), ("c", 25.0 / 36.0))
   # so a study (and jbai run) runs it once per budget, each with its own a
-  assert [t for t, _ in plan_lib.budget_runs(jbai.rules.ucb_e(h1=h1), [60, 150], 0, 3)] == [
+  assert [t for t, _, _ in budget_lib.budget_runs(jbai.rules.ucb_e(h1=h1), [60, 150], 0, 3)] == [
       60, 150]
 
 

@@ -62,7 +62,8 @@ def plan_budget(args) -> tuple:
   --above LEVEL, --eps-good EPS: the recommendation scored as eps-good; None: the
   best arm), and the runs that answer every budget."""
   from jbai import problems
-  from jbai.core.budget import check_budget, check_rule, checkpoint_times
+  from jbai.core.assembly import assemble
+  from jbai.core.budget import budget_runs, check_budget, check_rule
   from jbai.cli.args import fill_defaults
   from jbai.core.inputs import check_table
   fill_defaults(args)  # the question's rule and means, where not given (idempotent)
@@ -88,16 +89,13 @@ def plan_budget(args) -> tuple:
   budgets = sorted(set(args.budget))
   runs = []
   for name, rule in rules.values():
+    rule = assemble(family, rule, problem=problem, budget=budgets[-1]).rule  # the run's rule
     check_rule(family, rule, num_arms, problem)
     label = name if names.count(name) == 1 else repr(rule)
     for t in budgets:
       check_budget(rule, t, num_arms)
-    groups = [[t] for t in budgets] if rule.budget is not None else [budgets]
-    for shown in groups:
-      horizon = shown[-1]
-      count = getattr(args, "checkpoints", None)  # jbai grad has none
-      extra = [] if count is None else list(checkpoint_times(horizon, count, num_arms))
-      times = [int(t) for t in checkpoint_times(horizon, sorted(set(shown + extra)), num_arms)]
+    count = getattr(args, "checkpoints", None)  # jbai grad has none
+    for horizon, times, shown in budget_runs(rule, budgets, count, num_arms):
       runs.append(BudgetRun(label, rule, horizon, times, shown))
   return family, [float(m) for m in args.means], runs, problem
 

@@ -37,6 +37,32 @@ def checkpoint_times(budget: int, checkpoints, num_arms: int) -> np.ndarray:
   return np.unique(np.append(np.asarray(times, np.int64), budget))
 
 
+def budget_runs(rule, budgets: list, checkpoints, num_arms: int) -> list:
+  """[(budget T, [checkpoint times], [the budgets it answers])] of one rule run to
+  several budgets: an anytime rule once, to the largest budget; a rule with a
+  fixed budget (`Rule.budget` not None) once per budget. Each run records the
+  budgets it answers and `checkpoints` log-spaced times from K to its T (a count;
+  None or 0: none), T last (`checkpoint_times`). The command line (`jbai run
+  --budget`) and a budget study group their runs with it.
+
+  Example:
+    >>> from jbai import rules
+    >>> budget_runs(rules.uniform(), [100, 1000], 0, 4)
+    [(1000, [100, 1000], [100, 1000])]
+    >>> [t for t, _, _ in budget_runs(rules.successive_rejects(), [100, 1000], 0, 4)]
+    [100, 1000]
+  """
+  budgets = sorted(budgets)
+  out = []
+  for shown in ([[t] for t in budgets] if rule.budget is not None else [budgets]):
+    horizon = shown[-1]
+    extra = [] if not checkpoints else [int(t) for t in checkpoint_times(
+        horizon, checkpoints, num_arms)]
+    times = checkpoint_times(horizon, sorted(set(shown + extra)), num_arms)
+    out.append((horizon, [int(t) for t in times], shown))
+  return out
+
+
 def check_rule(family, rule, num_arms: int, problem=None) -> None:
   """A rule that runs to a budget: one whose sampling needs no delta (a
   confidence-bound or elimination rule's does), that applies to the family, and
@@ -107,5 +133,5 @@ def _asked(problem):
   return None if problem is None or problem.arm else problem
 
 
-__all__ = ["DEFAULT_CHECKPOINTS", "check_budget", "check_rule", "check_run", "checkpoint_times",
-           "traced_budget"]
+__all__ = ["DEFAULT_CHECKPOINTS", "budget_runs", "check_budget", "check_rule", "check_run",
+           "checkpoint_times", "traced_budget"]

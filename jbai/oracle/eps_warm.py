@@ -42,7 +42,7 @@ lo > 0), where the solution leaves these coordinates. Not differentiable (use
 """
 
 import math
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp

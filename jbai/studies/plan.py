@@ -10,9 +10,9 @@ trajectory per trial for every level.
 
 A budget study ([study] budget) has one job (`jbai.studies.jobs.budget_job`) per
 (instance group, rule setting, budget run), as `jbai run --budget` splits its
-budgets (`budget_runs`): an anytime rule runs once, to the largest budget, its
-recommendation recorded at every budget of the study; a rule that samples with a
-fixed budget (`Rule.budget`) runs once per budget.
+budgets (`jbai.core.budget.budget_runs`): an anytime rule runs once, to the
+largest budget, its recommendation recorded at every budget of the study; a rule
+that samples with a fixed budget (`Rule.budget`) runs once per budget.
 """
 
 from jbai.core.inputs import default_max_steps
@@ -28,32 +28,6 @@ def groups(instances: list) -> list:
   return list(out.values())
 
 
-def budget_runs(rule, budgets: list, checkpoints: int, num_arms: int) -> list:
-  """[(budget T, [checkpoint times])] of one rule setting in a budget study: an
-  anytime rule once to the largest budget, a rule with a fixed budget
-  (`rule.budget` not None) once per budget; each run records its budgets of the
-  study and `checkpoints` log-spaced times from K to its T
-  (`jbai.core.budget.checkpoint_times`; none for 0), T last.
-
-  Example:
-    >>> from jbai import rules
-    >>> budget_runs(rules.uniform(), [100, 1000], 0, 4)
-    [(1000, [100, 1000])]
-    >>> [t for t, _ in budget_runs(rules.successive_rejects(), [100, 1000], 0, 4)]
-    [100, 1000]
-  """
-  from jbai.core.budget import checkpoint_times
-  budgets = sorted(budgets)
-  out = []
-  for shown in ([[t] for t in budgets] if rule.budget is not None else [budgets]):
-    horizon = shown[-1]
-    extra = [] if not checkpoints else [int(t) for t in checkpoint_times(
-        horizon, checkpoints, num_arms)]
-    times = checkpoint_times(horizon, sorted(set(shown + extra)), num_arms)
-    out.append((horizon, [int(t) for t in times]))
-  return out
-
-
 def group_settings(resolved: dict):
   """(instance indices, first instance, means of each, rule setting) of a resolved
   study, in run order: each instance group (`groups`), then each rule setting."""
@@ -66,16 +40,18 @@ def group_settings(resolved: dict):
 
 def budget_plan(resolved: dict) -> list:
   """[(instance indices, setting, budget T, job)] of a resolved budget study, in
-  run order: instance group, rule setting, then its runs (`budget_runs`)."""
+  run order: instance group, rule setting, then its runs
+  (`jbai.core.budget.budget_runs`)."""
   import jax
   from jbai.core.assembly import fitted
+  from jbai.core.budget import budget_runs
   study = resolved["study"]
   out = []
   for members, first, means, setting in group_settings(resolved):
     rule = fitted(setting["rule"], study_problem(study), **setting["params"])
     with jax.enable_x64(study["dtype"] == "float64"):  # the counts of its checkpoints
       runs = budget_runs(rule, study["budget"], study["checkpoints"], len(first["means"]))
-    for horizon, times in runs:
+    for horizon, times, _ in runs:
       job = budget_job(first["family"], means, setting["rule"], setting["params"],
                        horizon, times, first.get("trials", study["trials"]), study["seed"],
                        study["dtype"], first["family_params"], question(study))
