@@ -54,7 +54,8 @@ class Plan(NamedTuple):
 
 
 def assemble(family, rule, threshold=None, problem: Optional[Problem] = None, *,
-             eps_good: Optional[float] = None, budget=None, **stop_options) -> Plan:
+             eps_good: Optional[float] = None, budget=None, delta=None,
+             max_steps=None) -> Plan:
   """The `Plan` of a run: resolved, checked, the rule fitted to the question.
 
   Args:
@@ -67,17 +68,16 @@ def assemble(family, rule, threshold=None, problem: Optional[Problem] = None, *,
     eps_good: the alias of problem=eps_good(eps).
     budget: a run to a budget T (a value, possibly traced: only whether it is
       given matters here), which has no stop.
-    **stop_options: delta and max_steps, the options of a run that stops, which
-      a run to a budget refuses where given (a run that stops checks them itself).
+    delta, max_steps: the options of a run that stops, which a run to a budget
+      refuses where given (a run that stops checks them itself).
 
   Raises:
     ValueError: one line naming what does not go together (or the bad value).
   """
   if budget is not None:
-    given = [name for name, value in (("delta", stop_options.pop("delta", None)),
-                                      ("threshold", threshold),
-                                      ("max_steps", stop_options.pop("max_steps", None)),
-                                      ("eps_good", eps_good)) if value is not None]
+    given = [name for name, value in (("delta", delta), ("threshold", threshold),
+                                      ("max_steps", max_steps), ("eps_good", eps_good))
+             if value is not None]
     if given:
       raise ValueError(f"a run to a budget (budget={budget!r}) has no stop, so no "
                        f"{given[0]}: pass {given[0]}=None")
