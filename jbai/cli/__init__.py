@@ -202,6 +202,10 @@ def build_parser() -> argparse.ArgumentParser:
                  help="run each job's trials in N worker processes, each on one core with "
                  "one CPU device, in place of this process's devices (default 1; results "
                  "do not depend on it)")
+  p.add_argument("--shard", default=None, metavar="I/N",
+                 help="run only the I-th of N parts of the jobs (from 0), into files of its "
+                 "own, and write no tables; `slurm`: I and N of a Slurm job array. Then "
+                 "`jbai study SPEC --out DIR` writes the tables (docs/guide/study.md)")
   p.set_defaults(func=cmd_study)
 
   p = sub.add_parser("plot", help="draw a study's figures again from its saved tables")

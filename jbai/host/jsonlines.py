@@ -84,6 +84,8 @@ class JsonLines:
     require_sum: a line without a checksum is damaged (in any file).
     hint: appended to the message of a damaged line with "raise" (what to do).
     mark: mark the format of a file this store creates (see above).
+    readonly: never write the file, not even to drop a truncated last line (the
+      store of another process, which may be writing that line now).
 
   Attributes:
     records: {name: last record of that name}.
@@ -100,12 +102,13 @@ class JsonLines:
 
   def __init__(self, path: Optional[str], key: str = "key", fsync: bool = True,
                check: Optional[Callable[[dict], None]] = None, on_damage: str = "skip",
-               require_sum: bool = False, hint: str = "", mark: bool = False):
+               require_sum: bool = False, hint: str = "", mark: bool = False,
+               readonly: bool = False):
     if on_damage not in ("skip", "raise", "truncate"):
       raise ValueError(f"on_damage must be 'skip', 'raise' or 'truncate', got {on_damage!r}")
     self.path, self.key, self.fsync = path, key, fsync
     self.on_damage, self.require_sum, self.hint = on_damage, require_sum, hint
-    self.mark, self.marked = mark, False
+    self.mark, self.marked, self.readonly = mark, False, readonly
     self.records, self.loaded, self.damaged = {}, 0, []
     if path and os.path.exists(path):
       self._load(check)
@@ -151,7 +154,7 @@ class JsonLines:
     with open(self.path, "rb") as f:
       data = f.read()
     end = data.rfind(b"\n") + 1  # a truncated last line is dropped
-    if end < len(data):
+    if end < len(data) and not self.readonly:
       with open(self.path, "r+b") as f:
         f.truncate(end)
     offset, first = 0, True

@@ -22,6 +22,8 @@ The engine, one step a module (`jbai reproduce` runs the paper's items on it):
                 trace)
   store.py      the runner: jobs not yet stored run, each stored as it ends, with
                 the checkpoints of their finished trials
+  shards.py     a study's jobs in N disjoint parts, a job array's tasks, each
+                with its own store, merged by the plain run
   tables.py     the two tidy tables, from the stored records
   figures.py    the figures, from the saved tables (plots.py: matplotlib)
 
@@ -58,7 +60,7 @@ def _versions() -> dict:
 
 
 def run(spec_or_path, out: str, progress: bool = True, stream=None,
-        figures: bool = True, processes: int = 1) -> dict:
+        figures: bool = True, processes: int = 1, shard=None) -> dict:
   """Runs a study into the folder `out` (resuming what is stored there).
 
   Args:
@@ -71,37 +73,46 @@ def run(spec_or_path, out: str, progress: bool = True, stream=None,
     processes: run each job's trials in this many worker processes, each on one
       core with one CPU device (`jbai.host.processes`; 1: in this process, on
       its devices). The results do not depend on it.
+    shard: None, or "I/N", "slurm" or a `jbai.studies.shards.Shard`: run only the
+      shard's part of the jobs, into its own files, and write no tables
+      (`jbai.studies.shards`). Without it, the jobs stored by any shard in `out`
+      are not run again, and the tables are those of a run without shards.
 
   Returns:
-    {"cells": the cells.csv path, "computed": jobs run now, "skipped": jobs
-    found in the store, "seconds": wall seconds, "files": files written}.
+    {"cells": the cells.csv path (None for a shard), "computed": jobs run now,
+    "skipped": jobs found in the store, "seconds": wall seconds, "files": files
+    written}.
 
   Raises:
     jbai.studies.spec.SpecError: for a bad spec, before any work.
+    ValueError: one line, for a bad shard, a shard that is running already, or
+      shards of another spec in `out`.
   """
   import jax
   from jbai.core import inputs
   from jbai.host.atomic import write_csv, write_json
   from jbai.host.paths import check_folder
-  from jbai.studies import plan as plan_lib, spec as spec_lib, tables
+  from jbai.studies import plan as plan_lib, shards as shards_lib, spec as spec_lib, tables
   from jbai.studies.jobs import KINDS
   from jbai.studies.store import Runner
+  if shard is not None and not isinstance(shard, shards_lib.Shard):
+    shard = shards_lib.parse_shard(shard)
   resolved = spec_lib.load(spec_or_path)
   processes = inputs.check_count("processes", processes, 1)
   check_folder(out, "--out")
   os.makedirs(out, exist_ok=True)
   t0 = time.perf_counter()
-  runner = Runner(out, KINDS, progress, stream, checkpoints=True)
-  for damage in runner.damaged + runner.damaged_trials:
-    print(f"jbai study: skipped {damage} (its work runs again)", file=stream or sys.stderr)
-  jobs = [job for *_, job in plan_lib.plan(resolved)]
-  with _workers(processes, runner.pending(jobs)) as workers:
-    if workers is not None:
-      runner.kinds["simulate"] = KINDS["simulate"]._replace(
-          run=functools.partial(KINDS["simulate"].run, workers=workers))
-    records = runner.ensure(jobs, runner.progress(jobs))
-  if runner.failed:
-    raise ValueError("; ".join(f"{label}: {why}" for label, why in runner.failed))
+  if shard is not None:
+    return _run_shard(resolved, out, shard, progress, stream, processes, t0)
+  digest = shards_lib.spec_hash(resolved)
+  shards_lib.check_spec(out, digest)
+  for name, marker in shards_lib.markers(out):
+    if not marker.get("done"):
+      print(f"jbai study: shard {marker.get('shard')} is not done ({name}): its missing "
+            "jobs run here", file=stream or sys.stderr)
+  runner = Runner(out, KINDS, progress, stream, checkpoints=True,
+                  read=shards_lib.store_names(out)[1:])
+  records = _ensure(runner, [job for *_, job in plan_lib.plan(resolved)], processes, stream)
   cells, trials = tables.tables(resolved, records)
   cell_columns, trial_columns = tables.columns(resolved)
   files = [write_csv(os.path.join(out, CELLS_NAME), cell_columns, cells),
@@ -120,6 +131,49 @@ def run(spec_or_path, out: str, progress: bool = True, stream=None,
     files += fig_lib.draw(out)
   return {"cells": files[0], "computed": runner.computed, "skipped": runner.skipped,
           "seconds": seconds, "files": files}
+
+
+def _ensure(runner, jobs: list, processes: int, stream) -> dict:
+  """Runs the jobs of `jobs` that `runner` does not find stored (their trials in
+  `processes` worker processes); returns every job's record.
+
+  Raises:
+    ValueError: the jobs that could not run, with why.
+  """
+  from jbai.studies.jobs import KINDS
+  for damage in runner.damaged + runner.damaged_trials:
+    print(f"jbai study: skipped {damage} (its work runs again)", file=stream or sys.stderr)
+  with _workers(processes, runner.pending(jobs)) as workers:
+    if workers is not None:
+      runner.kinds["simulate"] = KINDS["simulate"]._replace(
+          run=functools.partial(KINDS["simulate"].run, workers=workers))
+    records = runner.ensure(jobs, runner.progress(jobs))
+  if runner.failed:
+    raise ValueError("; ".join(f"{label}: {why}" for label, why in runner.failed))
+  return records
+
+
+def _run_shard(resolved: dict, out: str, shard, progress: bool, stream, processes: int,
+               t0: float) -> dict:
+  """`run` of one shard: its share of the jobs not stored in any store of `out`,
+  into its own store, under its lock; its marker says when it is done."""
+  from jbai.studies import plan as plan_lib, shards as shards_lib
+  from jbai.studies.jobs import KINDS
+  from jbai.studies.store import Runner
+  files = shards_lib.Files.of(shard)
+  digest = shards_lib.spec_hash(resolved)
+  with shards_lib.exclusive(out, shard):
+    shards_lib.check_spec(out, digest)
+    mine = shards_lib.share([job for *_, job in plan_lib.plan(resolved)], shard)
+    shards_lib.mark(out, shard, digest, len(mine), done=False)
+    runner = Runner(out, KINDS, progress, stream, checkpoints=True, store_name=files.store,
+                    partial_name=files.partial,
+                    read=[n for n in shards_lib.store_names(out) if n != files.store])
+    _ensure(runner, mine, processes, stream)
+    marker = shards_lib.mark(out, shard, digest, len(mine), done=True)
+  return {"cells": None, "computed": runner.computed, "skipped": runner.skipped,
+          "seconds": time.perf_counter() - t0, "shard": str(shard), "jobs": len(mine),
+          "files": [os.path.join(out, files.store), marker]}
 
 
 @contextlib.contextmanager
@@ -201,7 +255,13 @@ def study(spec_or_path, out=None, progress: bool = False):
 
 def cmd_study(args) -> int:
   """`jbai study SPEC --out DIR` (SPEC: a TOML file or a shipped study's name)."""
-  summary = run(args.spec, args.out, progress=not args.quiet, processes=args.processes)
+  summary = run(args.spec, args.out, progress=not args.quiet, processes=args.processes,
+                shard=getattr(args, "shard", None))
+  if summary.get("shard") is not None:
+    print(f"jbai study: shard {summary['shard']}: {summary['computed']} job(s) run, "
+          f"{summary['skipped']} found, of its {summary['jobs']}; {summary['seconds']:.0f} s. "
+          f"When every shard is done, `jbai study SPEC --out {args.out}` writes the tables")
+    return 0
   print(f"jbai study: {summary['computed']} job(s) run, {summary['skipped']} found in "
         f"{args.out}, {summary['seconds']:.0f} s; tables, study.json and figures in "
         f"{args.out}/")

@@ -18,6 +18,10 @@ checkpoint)`): the trials a job has finished are appended to
 `partial.jsonl` as they come, so that a job interrupted part-way resumes from
 its last finished trials rather than from its start (a study's long jobs). The
 file is removed once every job asked for is stored.
+
+A shard of a study (`jbai.studies.shards`) writes a store and a partial file of
+its own (`store_name`, `partial_name`) and reads the stores of the other shards
+(`read`, never written): a job recorded in any of them is not run again.
 """
 
 import hashlib
@@ -73,15 +77,22 @@ class Runner:
     progress: show the progress bar on stderr.
     stream: where the bar goes (default stderr).
     checkpoints: keep each job's finished trials as they come (see `Checkpoint`).
+    store_name: the store's file in `out`, the one jobs run here are written to.
+    partial_name: the checkpoints' file in `out`.
+    read: other stores' files in `out`, read only: their jobs count as stored.
   """
 
   def __init__(self, out: str, kinds: dict, progress: bool = True, stream=None,
-               checkpoints: bool = False):
+               checkpoints: bool = False, store_name: str = STORE_NAME,
+               partial_name: str = PARTIAL_NAME, read: Iterable[str] = ()):
     self.out, self.kinds = out, dict(kinds)
-    self.store = JsonLines(os.path.join(out, STORE_NAME), on_damage="skip", mark=True)
-    self.partial = (JsonLines(os.path.join(out, PARTIAL_NAME), fsync=False,
+    self.store = JsonLines(os.path.join(out, store_name), on_damage="skip", mark=True)
+    self.others = [JsonLines(os.path.join(out, name), on_damage="skip", readonly=True)
+                   for name in read]
+    self.partial = (JsonLines(os.path.join(out, partial_name), fsync=False,
                               on_damage="skip", mark=True) if checkpoints else None)
-    self.damaged = self.store.damaged  # [DamagedLine] skipped: their jobs run again
+    # [DamagedLine] skipped: their jobs run again
+    self.damaged = self.store.damaged + [d for other in self.others for d in other.damaged]
     self.damaged_trials = [] if self.partial is None else self.partial.damaged  # run again
     self.show, self.stream = progress, stream
     self.computed, self.skipped, self.failed = 0, 0, []
@@ -91,7 +102,7 @@ class Runner:
     seen, todo = set(), []
     for job in jobs:
       key = job_key(job)
-      if key not in self.store and key not in seen:
+      if self.record(key) is None and key not in seen:
         seen.add(key)
         todo.append(job)
     return todo
@@ -124,13 +135,22 @@ class Runner:
       progress.end("done")
     out = {}
     for job in jobs:
-      rec = self.store.get(job_key(job))
+      rec = self.record(job_key(job))
       if rec is not None:
         out[job_key(job)] = rec
     self.skipped += len(jobs) - len(todo)
     if self.partial is not None and len(out) == len({job_key(j) for j in jobs}):
       self.partial.remove()
     return out
+
+  def record(self, key: str) -> Optional[dict]:
+    """The stored record of the job of `key` (in the store, else in the first of
+    the other stores that holds it), or None."""
+    for store in [self.store] + self.others:
+      rec = store.get(key)
+      if rec is not None:
+        return rec
+    return None
 
   def label(self, job: dict) -> str:
     """The job in a few words (its kind's label; the kind alone if unknown)."""
