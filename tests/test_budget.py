@@ -71,6 +71,7 @@ def test_recommendations_break_ties_at_random_whatever_the_other_checkpoints(rul
     assert (kept == many.counts.max(-1)).all()
 
 
+@pytest.mark.slow  # three budget runs that compile: about 10 s (the judgement: test_assembly)
 def test_an_eps_good_arm_at_a_budget_scores_the_same_recommendations():
   """problem=eps_good(eps): the trials and recommendations of the best arm's run,
   an error where the arm's mean is below the largest by more than eps, in

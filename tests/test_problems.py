@@ -590,7 +590,8 @@ def _pair_games(n, arms, pairs, seed):
 
 
 @pytest.mark.parametrize("dtype", [jnp.float32, jnp.float64])
-@pytest.mark.parametrize("arms, pairs", [(6, 12), (20, 36)])
+@pytest.mark.parametrize("arms, pairs", [
+    (6, 12), pytest.param(20, 36, marks=pytest.mark.slow)])  # 20 arms: 7 s each to compile
 def test_the_pair_game_solver_matches_scipy_and_any_pool(arms, pairs, dtype):
   """`solve_pair_game` on 120 random games of `pairs` rows on `arms` arms, 1 to
   `pairs` rows active (closed forms up to two; beyond, on 20 arms the compact game
