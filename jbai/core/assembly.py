@@ -68,8 +68,9 @@ def assemble(family, rule, threshold=None, problem: Optional[Problem] = None, *,
     eps_good: the alias of problem=eps_good(eps).
     budget: a run to a budget T (a value, possibly traced: only whether it is
       given matters here), which has no stop.
-    delta, max_steps: the options of a run that stops, which a run to a budget
-      refuses where given (a run that stops checks them itself).
+    delta: the confidence level of a run that stops, which a run to a budget
+      refuses where given (a run that stops checks it itself).
+    max_steps: the cap of a run that stops, refused alike with a budget.
 
   Raises:
     ValueError: one line naming what does not go together (or the bad value).
