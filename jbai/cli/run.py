@@ -73,16 +73,14 @@ def partial_summaries(plan, done: dict, run, n_trials: int) -> list:
   trials: see render.INTERRUPTED_NOTE), one per delta, from `jbai.simulate`'s
   raw records (tau = 0 where a level never crossed: the trial hit the cap)."""
   from jbai.core.records import finish
-  from jbai.host.summary import optimal, problem_optimum, summarize
+  from jbai.host.summary import question_optimum, summarize
   from jbai.problems.judge import slack
   means = np.asarray(plan.means)
   eps = slack(plan.problem) if plan.problem.arm else 0.0  # --eps-good: errs where not eps-good
-  asked = None if plan.problem.arm else plan.problem  # --top or --above: answers are sets
   flat = finish(np, done, np.asarray([means]), len(done["index"]), plan.problem)
   tau, correct, hit_cap = flat["tau"], flat["correct"], flat["hit_cap"]
   from jbai.core.inputs import log_inv_delta
-  optimum = (optimal(plan.family, means, eps) if asked is None else  # T*_eps with --eps-good
-             problem_optimum(asked, plan.family, means))
+  optimum = question_optimum(plan.problem, plan.family, means)
   out = []
   for d, delta in enumerate(plan.deltas):
     s = summarize(plan.family, means, float(delta), tau[:, d], correct[:, d], hit_cap[:, d],

@@ -21,7 +21,7 @@ from jbai.core.assembly import Plan, assemble
 from jbai.core.rollout import Rollout, from_records
 from jbai.host import summary as summary_lib
 from jbai.host.driver import run_pool
-from jbai.host.summary import optimal, summarize
+from jbai.host.summary import summarize
 from jbai.problems.judge import slack
 
 
@@ -102,16 +102,14 @@ def _check(key, plan: Plan, means, delta, n_trials, max_steps, lanes, chunk, sco
 
 
 
-def _summaries(family, table, levels, flat, n_trials: int, eps: float = 0.0,
-               problem=None) -> list:
-  """One summary per (instance, delta); `levels` carries log(1/delta). With eps > 0
-  (eps-good answers) T*, w* and the ratio are the eps oracle's (`jbai.oracle.eps`),
-  with a problem its own (`jbai.problems.oracle`)."""
+def _summaries(family, table, levels, flat, n_trials: int, problem) -> list:
+  """One summary per (instance, delta); `levels` carries log(1/delta). T*, w* and
+  the ratio are those of the run's question (`jbai.host.summary.question_optimum`:
+  the eps oracle's for an eps-good arm, a set question's own)."""
   summaries = []
   for i in range(table.shape[0]):
     sl = slice(i * n_trials, (i + 1) * n_trials)
-    optimum = (optimal(family, table[i], eps) if problem is None else
-               summary_lib.problem_optimum(problem, family, table[i]))
+    optimum = summary_lib.question_optimum(problem, family, table[i])
     for d, dlt in enumerate(levels.values):
       summaries.append(summarize(family, table[i], dlt, flat["tau"][sl, d],
                                  flat["correct"][sl, d], flat["hit_cap"][sl, d],
@@ -267,11 +265,10 @@ def _result(plan: Plan, means_np, levels, n_trials: int, scalar_delta: bool,
   one summary per (instance, level), each with the eps its error counts against."""
   table = means_np.reshape(-1, means_np.shape[-1])
   eps = slack(plan.problem) if plan.problem.arm else 0.0
-  asked = None if plan.problem.arm else plan.problem  # a question whose answer is a set
   flat = records.finish(np, out, table, n_trials, plan.problem)
   lead = (table.shape[0], n_trials) if means_np.ndim == 2 else (n_trials,)
   trials = from_records(flat, lead, scalar_delta, scores)
-  summaries = _summaries(plan.family, table, levels, flat, n_trials, eps, asked)
+  summaries = _summaries(plan.family, table, levels, flat, n_trials, plan.problem)
   for s in summaries:  # the error rate counts answers that are not eps-good
     s["eps_good"] = eps
   return Result(trials, summaries, stats)

@@ -14,6 +14,7 @@ import numpy as np
 from jbai import problems
 from jbai.families.base import Family
 from jbai.oracle import optimal
+from jbai.problems.judge import slack
 
 Z95 = 1.959964  # the standard normal's 97.5% quantile: two-sided 95% intervals
 
@@ -113,3 +114,12 @@ def problem_optimum(problem, family, means) -> tuple:
   (`jbai.problems.oracle`), as `optimal` gives the best arm's."""
   sol = problems.oracle(problem, family, np.asarray(means, float))
   return tuple(float(x) for x in np.asarray(sol.w)), 1.0 / float(sol.t_star)
+
+
+def question_optimum(problem, family, means) -> tuple:
+  """(w*(nu), 1 / T*(nu)) of a run's question at one concrete instance: an arm's
+  (`optimal`, with T*_eps for an eps-good arm), else the set question's
+  (`problem_optimum`)."""
+  if problem.arm:
+    return optimal(family, means, slack(problem))
+  return problem_optimum(problem, family, means)
