@@ -195,7 +195,8 @@ def pair_costs(model: str, w: ArrayLike, means: ArrayLike, var: ArrayLike,
 def _glr(model, counts, stats, var_floor):
   m = moments(counts, stats, var_floor)
   leader = jnp.argmax(m.mean, axis=-1)
-  return pair_costs(model, counts, m.mean, m.var, leader), leader
+  n = jnp.asarray(counts).astype(m.mean.dtype)
+  return pair_costs(model, n, m.mean, m.var, leader), leader
 
 
 def ev_glr(counts: ArrayLike, stats: ArrayLike, var_floor: ArrayLike = 0.0):
