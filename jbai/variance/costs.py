@@ -199,7 +199,7 @@ def _glr(model, counts, stats, var_floor):
   return pair_costs(model, n, m.mean, m.var, leader), leader
 
 
-def ev_glr(counts: ArrayLike, stats: ArrayLike, var_floor: ArrayLike = 0.0):
+def ev_glr(counts: ArrayLike, stats: ArrayLike, var_floor: ArrayLike = 0.0) -> tuple:
   """The EV-GLR of Jourdan et al. (2023) from a trial's counts and statistics.
 
   Z(a, b) = (mu_hat_a - mu_hat_b)^2 / (2 (sigma_hat_a^2 / n_a + sigma_hat_b^2 / n_b))
@@ -217,7 +217,7 @@ def ev_glr(counts: ArrayLike, stats: ArrayLike, var_floor: ArrayLike = 0.0):
   return _glr("ev", counts, stats, var_floor)
 
 
-def uv_glr(counts: ArrayLike, stats: ArrayLike, var_floor: ArrayLike = 0.0):
+def uv_glr(counts: ArrayLike, stats: ArrayLike, var_floor: ArrayLike = 0.0) -> tuple:
   """The GLR of the Gaussian model with unknown variances, from counts and statistics.
 
   Z(a, b) = inf_l (n_a / 2) log(1 + (mu_hat_a - l)^2 / sigma_hat_a^2)

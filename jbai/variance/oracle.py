@@ -132,7 +132,7 @@ def solve(means: ArrayLike, sigma: ArrayLike) -> Oracle:
   return batched(_solve_one, means, sigma * sigma)
 
 
-def check_instance(means, sigma) -> tuple:
+def check_instance(means: ArrayLike, sigma: ArrayLike) -> tuple:
   """Validates an instance at the Python boundary.
 
   Args:

@@ -157,7 +157,7 @@ def _both(means, sigma):
   return solve_uv(means, sigma), solve(means, sigma)
 
 
-def cost_of_not_knowing(means: ArrayLike, sigma: ArrayLike):
+def cost_of_not_knowing(means: ArrayLike, sigma: ArrayLike) -> tuple:
   """T*_uv(nu) / T*_known(nu) of checked, concrete inputs, with both oracles.
 
   The asymptotic ratio of the expected sample complexities of an optimal rule
