@@ -290,7 +290,8 @@ def test_uv_oracle_on_k_arms_gradients_equal_costs_and_small_gaps():
   means = jnp.array([1.0, 0.8, 0.5, 0.1])
   sigma = jnp.array([1.0, 2.0, 0.5, 1.5])
   solve = jax.jit(variance.solve_uv)
-  g_m, g_s = jax.grad(lambda m, s: variance.solve_uv(m, s).t_star, argnums=(0, 1))(means, sigma)
+  g_m, g_s = jax.jit(jax.grad(lambda m, s: variance.solve_uv(m, s).t_star,
+                              argnums=(0, 1)))(means, sigma)
   eps = 1e-6
   fd_m = [(solve(means.at[i].add(eps), sigma).t_star
            - solve(means.at[i].add(-eps), sigma).t_star) / (2 * eps) for i in range(4)]
@@ -305,3 +306,57 @@ def test_uv_oracle_on_k_arms_gradients_equal_costs_and_small_gaps():
   # Small gaps: log(1 + z) ~ z, so not knowing the variances costs nothing.
   ratio = solve(means * 1e-3, sigma).t_star / variance.solve(means * 1e-3, sigma).t_star
   assert 1 <= float(ratio) < 1 + 1e-5
+
+
+def _stops(seed, trials, horizon, means, sigma, delta):
+  """Round-robin sampling of two arms, stopped by each GLR at its threshold: (error
+  counts, mean stopping times) for known sigma (kk), the EV-GLR and the
+  unknown-variance GLR, from the same rewards."""
+  rng = np.random.default_rng(seed)
+  x = rng.normal(means, sigma, size=(trials, horizon, 2))
+  n = np.arange(1, horizon + 1, dtype=float)
+  mean = np.cumsum(x, 1) / n[:, None]
+  var = np.cumsum(x * x, 1) / n[:, None] - mean ** 2
+  var = np.where(n[:, None] >= 2, np.maximum(var, 1e-300), np.inf)
+  hi = np.argmax(mean, -1)[..., None]  # the empirical leader
+  pick = lambda v, i: np.take_along_axis(v, i, -1)[..., 0]
+  m_hi, m_lo, v_hi, v_lo = pick(mean, hi), pick(mean, 1 - hi), pick(var, hi), pick(var, 1 - hi)
+  sig2 = np.asarray(sigma, float) ** 2
+  z = {"known": (m_hi - m_lo) ** 2 / (2 * (pick(np.broadcast_to(sig2, var.shape), hi)
+                                          + pick(np.broadcast_to(sig2, var.shape), 1 - hi)) / n),
+       "ev": np.asarray(jax.jit(variance.gaussian_cost)(n, m_hi, v_hi, n, m_lo, v_lo).value),
+       "uv": np.asarray(UV_COST(n, m_hi, v_hi, n, m_lo, v_lo).value)}
+  counts = jnp.stack([jnp.asarray(n, jnp.int64)] * 2, -1)
+  states = ArmStats(counts=counts, stats=None, t=2 * counts[:, 0], mean=None, mle=None)
+  d = jnp.array([delta])
+  kk = jbai.thresholds.kk()
+  known = jbai.families.gaussian()
+  thresholds = {
+      "known": jax.vmap(lambda s: kk.value(kk.init(d, 2), known, s, 0, 1))(states),
+      "ev": jax.vmap(lambda s: variance.ev_threshold().value(
+          variance.ev_threshold().init(d, 2), None, s, 0, 1))(states),
+      "uv": jax.vmap(lambda s: variance.uv_threshold().value(
+          variance.uv_threshold().init(d, 2), None, s, 0, 1))(states)}
+  out = {}
+  for name in z:
+    crossed = z[name] > np.asarray(thresholds[name])[:, 0]
+    stopped = crossed.any(1)
+    first = np.argmax(crossed, 1)
+    wrong = stopped & (hi[np.arange(trials), first, 0] != int(np.argmax(means)))
+    out[name] = (int(wrong.sum()), int(stopped.sum()), float(np.mean(2 * (first[stopped] + 1))))
+  return out
+
+
+@pytest.mark.slow
+def test_ev_and_uv_stops_are_delta_correct_at_a_hard_instance():
+  # Gap 0.5, variances differing by 9 times, delta = 0.1: every trial stops within
+  # the horizon, and each stop's error rate is within delta (Wilson interval, 95%).
+  out = _stops(seed=76, trials=500, horizon=4000, means=[0.5, 0.0], sigma=[1.0, 3.0],
+               delta=0.1)
+  for name, (wrong, stopped, _) in out.items():
+    assert stopped == 500, name
+    assert wilson(wrong, stopped)[0] <= 0.1, (name, wrong)
+  # Not knowing the variances costs samples, the unknown-variance GLR no fewer than
+  # the EV-GLR here, but not more than twice the known-variance stop.
+  tau = {name: v[2] for name, v in out.items()}
+  assert tau["known"] <= tau["ev"] <= 2 * tau["known"] and tau["uv"] <= 2 * tau["known"]
