@@ -128,6 +128,10 @@ def test_all_equal_rewards_and_single_rewards_give_no_nan_or_inf():
     # A floor only raises variances, so it lowers the GLR (the stop fires later).
     z_floor, _ = glr(counts, stats, 0.1)
     assert 0 < float(z_floor[2]) < float(z[2])
+  # Finite gradients too (the unknown-variance GLR's derivative in a floored
+  # variance squares it).
+  grad = jax.jit(jax.grad(lambda s: jnp.sum(variance.uv_glr(counts, s, 0.0)[0][1:])))(stats)
+  assert np.all(np.isfinite(np.asarray(grad)))
   with pytest.raises(ValueError, match="var_floor"):
     variance.check_floor(-1.0)
 

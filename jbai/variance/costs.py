@@ -51,6 +51,7 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
+from jbai.families.base import tiny
 from jbai.transport import bisect_root, entry
 from jbai.variance.moments import moments, precision
 
@@ -151,8 +152,10 @@ def uv_cost(w_a: ArrayLike, m_a: ArrayLike, v_a: ArrayLike, w_b: ArrayLike,
   active = (gap > 0) & (precision(w_a, v_a) > 0) & (precision(w_b, v_b) > 0)
   d2 = jnp.where(active, gap * gap, 1.0)
   wa, wb = jnp.where(active, w_a, 1.0), jnp.where(active, w_b, 1.0)
-  va = jnp.where(active, v_a, 1.0) / d2
-  vb = jnp.where(active, v_b, 1.0) / d2
+  # Variances in units of D^2, floored at sqrt(tiny) so that their squares (in the
+  # derivatives) stay normal numbers: a zero-variance arm then has finite gradients.
+  va = jnp.maximum(jnp.where(active, v_a, 1.0) / d2, tiny(d2))
+  vb = jnp.maximum(jnp.where(active, v_b, 1.0) / d2, tiny(d2))
   s = jax.lax.stop_gradient(_uv_minimiser(wa, wb, va, vb))
   value = jnp.where(active, _uv_objective(wa, wb, va, vb, s), 0.0)
   x = jnp.where(active, m_b + s * gap, 0.5 * (m_a + m_b))
