@@ -262,13 +262,13 @@ def test_variance_lower_bound_holds_uniformly_in_time():
 def test_thresholds_are_infinite_below_two_rewards_and_order_as_proven():
   ev, uv = variance.ev_threshold(), variance.uv_threshold()
   deltas = jnp.array([0.1, 1e-3, 1e-8])
-  params = ev.init(deltas, 5)
-  values = jax.jit(lambda p, s: (ev.value(p, None, s, 0, 1), uv.value(p, None, s, 0, 1)))
+  values = jax.jit(lambda d, s: (ev.value(ev.init(d, 5), None, s, 0, 1),
+                                  uv.value(uv.init(d, 5), None, s, 0, 1)))
   prev_ev = prev_uv = None
   for counts in ([1, 40], [2, 2], [10, 30], [200, 100], [5000, 5000]):
     stats = ArmStats(counts=jnp.array(counts + [3, 3, 3]), stats=None,
                      t=jnp.array(sum(counts) + 9), mean=None, mle=None)
-    c_ev, c_uv = values(params, stats)
+    c_ev, c_uv = values(deltas, stats)
     if counts[0] < 2:
       assert np.all(np.isinf(c_ev)) and np.all(np.isinf(c_uv))
       continue
