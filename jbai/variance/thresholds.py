@@ -1,13 +1,30 @@
 """Stopping thresholds for the EV-GLR and the unknown-variance GLR, proven delta-correct.
 
 SOURCE. Jourdan, Degenne & Kaufmann (ALT 2023, arXiv 2210.00974) calibrate both
-stops with time-uniform concentration inequalities of their own (their Section 3).
-Their text could not be read in the sitting that wrote this module (no copy was
-reachable), so the thresholds below are not theirs: they are derived here, from
-two published bounds, with the proof in this docstring. They follow the paper's
-route (a known-variance deviation for the means, and a deviation for the
-empirical variances) and may be looser than its Theorems; replacing them by the
-paper's equations, once checked, changes `init` and `value` only.
+stops with time-uniform concentration inequalities of their own. The paper's text
+could not be read in the sitting that wrote this module; the slides of its ALT 2023
+talk could (github.com/marcjourdan/marcjourdan,
+content/publication/BAIUV/altpresentation.pdf). They define the two statistics as
+`jbai.variance.costs` does (MLE variances, divided by N), and show four threshold
+families for the GLR (Student: per-arm t quantiles; Box: per-arm confidence regions
+on the mean and the variance; KL: pairwise, +inf while min N is below about
+2 log(1/delta) / log log(1/delta), then about log(1/delta) + sum log log N; BoB: the
+best of Box and KL, a small maximisation), and a time-uniform bound on the
+empirical variance, sigma_hat^2 / sigma^2 >= x with x the lower root of
+x - log x = 1 + 2 g / (n - 1), g about log(1/delta) + log log n (peeling,
+Howard et al. 2020). Their exact constants are not on the slides.
+
+The thresholds below are therefore derived here, with the proof in this
+docstring. `variance_lower_bound` is the slides' variance bound with a union over n
+in place of peeling (g = log(1/delta) + 2 log(n - 1) + log zeta(2), a little looser);
+`uv_threshold` is a Box threshold (per-arm bounds on the means, through the
+known-variance pair bound, and on the variances), spread over the pair by water
+filling, as BoB's maximisation spreads its budget; `ev_threshold` plugs the same
+bounds into the EV-GLR. Neither is asymptotically tight at a fixed count
+(L_n -> 0 as delta -> 0), as the slides' Theorem [Plugin] requires of the EV-GLR:
+with any asymptotically tight threshold times a constant, EB-EVTCI with the EV-GLR
+stop is not delta-correct. The paper's KL and BoB thresholds, once their constants
+are checked, are sharper for the GLR and replace `init` and `value` only.
 
 The proof. Let a* be the best arm and a != a* the empirical best arm at a stop.
 The truth (mu_a < mu_a*) lies in the alternative of the pair (a, a*), so each GLR
