@@ -235,6 +235,31 @@ def test_bad_instances_are_refused(means, sigma, match):
     variance.optimal_allocation(means, sigma)
 
 
+def test_bad_beta_is_refused():
+  with pytest.raises(ValueError, match="beta must lie in"):
+    variance.optimal_allocation([1.0, 0.5], [1.0, 2.0], beta=1.5)
+
+
+@pytest.mark.slow
+def test_known_beta_optimal_allocation_matches_jbai_and_differentiates_in_beta():
+  means = jnp.array([1.2, 1.0, 0.9, 0.5, 0.1])
+  fam = jbai.families.gaussian(sigma=1.3)
+  for beta in (0.3, 0.5):
+    o = variance.solve(means, 1.3, beta)
+    w, gamma = jbai.oracle.exact_beta_solve(fam, means, beta)
+    np.testing.assert_allclose(o.w, w, atol=1e-8)
+    np.testing.assert_allclose(o.gamma, gamma, rtol=1e-8)
+  sigma = jnp.array([1.0, 2.0, 0.5, 1.5, 0.7])
+  t = jax.jit(lambda b: variance.solve(means, sigma, b).t_star)
+  eps = 1e-6
+  np.testing.assert_allclose(jax.grad(t)(0.4), (t(0.4 + eps) - t(0.4 - eps)) / (2 * eps),
+                             rtol=1e-6)
+  # T*_beta is smallest at beta = w*_a, where it is T*.
+  best = variance.solve(means, sigma)
+  np.testing.assert_allclose(t(best.w[0]), best.t_star, rtol=1e-10)
+  assert float(t(0.5)) > float(best.t_star)
+
+
 @pytest.mark.slow
 def test_uv_oracle_matches_the_two_arm_closed_form():
   gaps = np.array([0.3, 1.0, 2.0, 3.0, 6.0])  # a = gap / 2 on both sides of 1
@@ -310,6 +335,13 @@ def test_uv_oracle_on_k_arms_gradients_equal_costs_and_small_gaps():
   # Small gaps: log(1 + z) ~ z, so not knowing the variances costs nothing.
   ratio = solve(means * 1e-3, sigma).t_star / variance.solve(means * 1e-3, sigma).t_star
   assert 1 <= float(ratio) < 1 + 1e-5
+  # beta-optimal: w_a = beta, the pair costs equal Gamma_beta, and at beta = w*_a
+  # Gamma_beta = Gamma.
+  half = solve(means, sigma, 0.5)
+  assert float(half.w[0]) == 0.5 and float(half.gamma) < float(o.gamma)
+  c = variance.pair_costs("uv", half.w, means, sigma ** 2, 0)
+  np.testing.assert_allclose(np.asarray(c)[1:], float(half.gamma), rtol=1e-8)
+  np.testing.assert_allclose(solve(means, sigma, o.w[0]).gamma, o.gamma, rtol=1e-9)
 
 
 def _stops(seed, trials, horizon, means, sigma, delta):

@@ -13,7 +13,9 @@ The mathematical core of issue 76's Gaussian half (docs/design/variance.md):
     `jbai.variance.thresholds`, which says how they relate to the paper's).
   * `solve`, `optimal_allocation`: the known-variance (heteroscedastic) oracle,
     batched and differentiable in the means and sigma; `solve_uv`: the
-    unknown-variance oracle; `cost_of_not_knowing`, `ratio_two_arms`: T*_uv / T*_known.
+    unknown-variance oracle; both also beta-optimal (the best arm's weight fixed,
+    as top-two rules allocate); `cost_of_not_knowing`, `ratio_two_arms`:
+    T*_uv / T*_known.
 
 Example:
   >>> import jax.numpy as jnp
@@ -26,12 +28,12 @@ Example:
 from jbai.variance.costs import (MODELS, Cost, cost, ev_glr, gaussian_cost, pair_costs,
                                  uv_cost, uv_glr)
 from jbai.variance.moments import STAT_DIM, Moments, check_floor, moments, precision, stat
-from jbai.variance.oracle import Oracle, check_instance, optimal_allocation, solve
+from jbai.variance.oracle import Oracle, check_beta, check_instance, optimal_allocation, solve
 from jbai.variance.thresholds import (chi2_lower_root, ev_threshold, uv_threshold,
                                       variance_lower_bound, water_level)
 from jbai.variance.uv_oracle import cost_of_not_knowing, divergence, ratio_two_arms, solve_uv
 
-__all__ = ["Cost", "MODELS", "Moments", "Oracle", "STAT_DIM", "check_floor", "check_instance",
+__all__ = ["Cost", "MODELS", "Moments", "Oracle", "STAT_DIM", "check_beta", "check_floor", "check_instance",
            "chi2_lower_root", "cost", "cost_of_not_knowing", "divergence", "ev_glr",
            "ev_threshold", "gaussian_cost", "moments", "optimal_allocation", "pair_costs",
            "precision", "ratio_two_arms", "solve", "solve_uv", "stat", "uv_cost", "uv_glr",

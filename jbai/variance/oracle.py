@@ -29,9 +29,16 @@ w and Gamma are then closed forms of (s*, mu, sigma^2) that JAX differentiates.
 The best arm's index is held fixed (w* is smooth where the best arm is unique).
 A tie for the best arm gives Gamma = 0, T* = +inf and w spread evenly over the
 tied arms, with zero derivatives.
+
+The beta-optimal allocation (the best arm's weight fixed at beta, the asymptotic
+allocation of a top-two rule with parameter beta) equalises the pair costs at a
+common value beta y with sum_b x_b = (1 - beta) / beta (as `jbai.oracle.exact`'s):
+G(s) = sum_b r_b s / (Delta_b^2 - s) - (1 - beta) / beta = 0, again one bisection,
+with w = beta x and Gamma_beta = beta s / (2 sigma_a^2). `beta` = 0 asks for the
+optimal allocation; on a tie the beta-optimal w is beta at the first best arm and
+the rest spread evenly.
 """
 
-import functools
 from typing import NamedTuple
 
 import jax
@@ -51,14 +58,17 @@ class Oracle(NamedTuple):
   t_star: jax.Array  # [...] float, T*(nu) = 1 / Gamma(nu) (+inf on a tie)
 
 
-def _balance(s, means, var, a):
-  """F(s) - 1 of the module docstring, for one instance with best arm a."""
+def _balance(s, means, var, a, beta):
+  """F(s) - 1 (beta = 0) or G(s) (beta > 0) of the module docstring, for one
+  instance with best arm a."""
   k = means.shape[-1]
   is_a = jnp.arange(k) == a
   gap2 = jnp.where(is_a, 1.0, (means[a] - means) ** 2)
   ratio = jnp.where(is_a, 0.0, var / var[a])
   q = s / jnp.where(is_a, 1.0, gap2 - s)
-  return jnp.sum(ratio * q * q) - 1
+  safe_beta = jnp.where(beta > 0, beta, 1.0)
+  return jnp.where(beta > 0, jnp.sum(ratio * q) - (1 - safe_beta) / safe_beta,
+                   jnp.sum(ratio * q * q) - 1)
 
 
 def _s_max(means, a):
@@ -67,55 +77,59 @@ def _s_max(means, a):
 
 
 @jax.custom_jvp
-def _root(means, var):
-  """s* of one instance ([K] means and variances); 0 on a tie."""
+def _root(means, var, beta):
+  """s* of one instance ([K] means and variances, [] beta); 0 on a tie."""
   a = jnp.argmax(means)
   hi = _s_max(means, a)
-  s = bisect_root(lambda s: _balance(s, means, var, a), jnp.zeros_like(hi), hi)
+  s = bisect_root(lambda s: _balance(s, means, var, a, beta), jnp.zeros_like(hi), hi)
   return jnp.where(hi > 0, s, 0.0)
 
 
 @_root.defjvp
 def _root_jvp(primals, tangents):
-  means, var = primals
-  d_means, d_var = tangents
-  s = _root(means, var)
+  means, var, beta = primals
+  d_means, d_var, d_beta = tangents
+  s = _root(means, var, beta)
   a = jnp.argmax(means)
-  f = lambda s_, m_, v_: _balance(s_, m_, v_, a)
-  df_ds, df_dm, df_dv = jax.grad(f, argnums=(0, 1, 2))(s, means, var)
+  f = lambda s_, m_, v_, b_: _balance(s_, m_, v_, a, b_)
+  df_ds, df_dm, df_dv, df_db = jax.grad(f, argnums=(0, 1, 2, 3))(s, means, var, beta)
   tie = _s_max(means, a) <= 0
   ok = jnp.isfinite(df_ds) & (df_ds > 0) & ~tie
-  ds = -(df_dm @ d_means + df_dv @ d_var) / jnp.where(ok, df_ds, 1.0)
+  ds = -(df_dm @ d_means + df_dv @ d_var + df_db * d_beta) / jnp.where(ok, df_ds, 1.0)
   return s, jnp.where(ok, ds, 0.0)
 
 
-def _solve_one(means, var):
+def _solve_one(means, var, beta):
   """Oracle of one [K] instance (raw: no checks, safe on ties)."""
   k = means.shape[-1]
   a = jnp.argmax(means)
   is_a = jnp.arange(k) == a
   tied = means >= means[a]
   tie = jnp.sum(tied) > 1
-  s = _root(means, var)
+  fixed = beta > 0
+  s = _root(means, var, beta)
   gap2 = jnp.where(is_a | tie, 1.0, (means[a] - means) ** 2)
   x = jnp.where(is_a, 1.0, (var / var[a]) * s / jnp.where(tie, 1.0, gap2 - s))
-  w = x / jnp.sum(x)
+  w = jnp.where(fixed, beta * x, x / jnp.sum(x))
   gamma = s * w[a] / (2 * var[a])
-  w = jnp.where(tie, tied / jnp.sum(tied), w)
+  w_tie = jnp.where(fixed, jnp.where(is_a, beta, (1 - beta) / (k - 1)), tied / jnp.sum(tied))
+  w = jnp.where(tie, w_tie, w)
   gamma = jnp.where(tie, 0.0, gamma)
   t_star = jnp.where(gamma > 0, 1 / jnp.where(gamma > 0, gamma, 1.0), jnp.inf)
   return Oracle(w=w, gamma=gamma, t_star=t_star)
 
 
-def solve(means: ArrayLike, sigma: ArrayLike) -> Oracle:
+def solve(means: ArrayLike, sigma: ArrayLike, beta: ArrayLike = 0.0) -> Oracle:
   """The known-variance oracle, raw: no checks, for use inside traced code.
 
-  Batched over leading axes, jit/vmap-able, and differentiable in the means and
-  in sigma (implicit derivatives, module docstring).
+  Batched over leading axes, jit/vmap-able, and differentiable in the means, in
+  sigma and in beta (implicit derivatives, module docstring).
 
   Args:
     means: [..., K] arm means.
     sigma: [..., K] (or broadcastable) standard deviations > 0.
+    beta: 0 for the optimal allocation, or the best arm's weight in (0, 1) for the
+      beta-optimal one; a scalar or one per instance ([...]).
 
   Returns:
     Oracle(w [..., K], gamma [...], t_star [...]).
@@ -129,7 +143,18 @@ def solve(means: ArrayLike, sigma: ArrayLike) -> Oracle:
   if not jnp.issubdtype(means.dtype, jnp.floating):
     means = means * 1.0
   sigma = jnp.broadcast_to(jnp.asarray(sigma, means.dtype), means.shape)
-  return batched(_solve_one, means, sigma * sigma)
+  beta = jnp.broadcast_to(jnp.asarray(beta, means.dtype), means.shape[:-1])
+  return batched(_solve_one, means, sigma * sigma, beta)
+
+
+def check_beta(beta) -> float:
+  """beta as a float in (0, 1), or 0.0 for None; ValueError naming a bad one."""
+  if beta is None:
+    return 0.0
+  value = float(beta)
+  if not 0 < value < 1:
+    raise ValueError(f"beta must lie in (0, 1), got {beta!r}")
+  return value
 
 
 def check_instance(means: ArrayLike, sigma: ArrayLike) -> tuple:
@@ -172,23 +197,24 @@ def check_instance(means: ArrayLike, sigma: ArrayLike) -> tuple:
   return arr, np.array(sig)
 
 
-@functools.partial(jax.jit)
-def _solve_jit(means, sigma):
-  return solve(means, sigma)
+@jax.jit
+def _solve_jit(means, sigma, beta):
+  return solve(means, sigma, beta)
 
 
-def optimal_allocation(means: ArrayLike, sigma: ArrayLike) -> Oracle:
+def optimal_allocation(means: ArrayLike, sigma: ArrayLike, beta=None) -> Oracle:
   """The known-variance oracle of checked, concrete inputs (module docstring).
 
   Args:
     means: [K] or [I, K] arm means with a unique best arm.
     sigma: a scalar, [K] or [I, K] standard deviations > 0.
+    beta: None for the optimal allocation, or the best arm's weight in (0, 1).
 
   Returns:
     Oracle(w, gamma, t_star) in JAX's default float dtype.
 
   Raises:
-    ValueError: as `check_instance`.
+    ValueError: as `check_instance`, and for a beta outside (0, 1).
 
   Example:
     >>> o = optimal_allocation([1.0, 0.5, 0.0], [1.0, 2.0, 0.5])
@@ -196,8 +222,9 @@ def optimal_allocation(means: ArrayLike, sigma: ArrayLike) -> Oracle:
     72.5
   """
   means, sigma = check_instance(means, sigma)
+  beta = check_beta(beta)
   dtype = jnp.zeros(()).dtype
-  return _solve_jit(jnp.asarray(means, dtype), jnp.asarray(sigma, dtype))
+  return _solve_jit(jnp.asarray(means, dtype), jnp.asarray(sigma, dtype), jnp.asarray(beta, dtype))
 
 
-__all__ = ["Oracle", "check_instance", "optimal_allocation", "solve"]
+__all__ = ["Oracle", "check_beta", "check_instance", "optimal_allocation", "solve"]

@@ -19,13 +19,16 @@ solved globally there), and y solves F(y) = sum_b KL_a(l_b) / KL_b(l_b) = 1 at t
 minimisers l_b (bisection; F is nondecreasing, since l_b moves towards mu_b as x_b
 grows). g_b is concave in x (an infimum of affine functions), so the optimum is the
 crossing of F through 1 even where l_b jumps between the inner problem's two
-minima. Then w = x / sum x (x_a = 1) and Gamma = y w_a.
+minima. Then w = x / sum x (x_a = 1) and Gamma = y w_a. The beta-optimal
+allocation (w_a = beta) solves sum_b x_b(y) = (1 - beta) / beta instead, with
+w = beta x and Gamma_beta = beta y.
 
 Derivatives: of Gamma and T* only, by Danskin's theorem. At the optimum the pair
 costs are equal, and the multipliers of the max-min are
 pi_b = (1 / KL_b(l_b)) / sum_c (1 / KL_c(l_c)) (the stationarity in w_b gives
 pi_b KL_b(l_b) = nu, and in w_a gives F = 1 back), so
-dGamma = sum_b pi_b dC_b(w*, l_b) with w* and l_b held fixed. w* is returned
+dGamma = sum_b pi_b dC_b(w*, l_b) with w* and l_b held fixed; the same multipliers
+serve the beta-optimal allocation (no stationarity in the fixed w_a). w* is returned
 without derivatives (stop_gradient).
 
 `ratio_two_arms` is the closed form of T*_uv / T*_known for two arms of equal
@@ -41,7 +44,7 @@ from jax.typing import ArrayLike
 
 from jbai.oracle.common import batched, default_iters
 from jbai.variance.costs import uv_cost
-from jbai.variance.oracle import Oracle, check_instance, solve
+from jbai.variance.oracle import Oracle, check_beta, check_instance, solve
 
 
 def divergence(m: ArrayLike, var: ArrayLike, l: ArrayLike) -> jax.Array:
@@ -72,8 +75,9 @@ def _inner_x(mu_a, v_a, means, var, y, iters):
   return ratio(0.5 * (lo + hi))
 
 
-def _nested(means, var) -> _Solution:
-  """The nested bisection of the module docstring, for one instance (no tie)."""
+def _nested(means, var, beta) -> _Solution:
+  """The nested bisection of the module docstring, for one instance (no tie);
+  beta = 0 for the optimal allocation, else the best arm's weight."""
   k = means.shape[-1]
   iters = default_iters(means.dtype)
   a = jnp.argmax(means)
@@ -86,10 +90,14 @@ def _nested(means, var) -> _Solution:
     l = uv_cost(1.0, mu_a, v_a, x, means, var).x
     return x, l
 
+  safe_beta = jnp.where(beta > 0, beta, 1.0)
+
   def balance(y):
     x, l = pieces(y)
     kl_b = jnp.maximum(divergence(means, var, l), jnp.finfo(means.dtype).tiny)
-    return jnp.sum(jnp.where(is_a, 0.0, divergence(mu_a, v_a, l) / kl_b)) - 1
+    f = jnp.sum(jnp.where(is_a, 0.0, divergence(mu_a, v_a, l) / kl_b)) - 1
+    g = jnp.sum(jnp.where(is_a, 0.0, x)) - (1 - safe_beta) / safe_beta
+    return jnp.where(beta > 0, g, f)
 
   def body(_, bracket):
     lo, hi = bracket
@@ -103,15 +111,17 @@ def _nested(means, var) -> _Solution:
   return _Solution(x=x, l=jnp.where(is_a, mu_a, l), y=y)
 
 
-def _solve_one(means, var):
+def _solve_one(means, var, beta):
   k = means.shape[-1]
   a = jnp.argmax(means)
   is_a = jnp.arange(k) == a
   tied = means >= means[a]
   tie = jnp.sum(tied) > 1
+  fixed = beta > 0
   spread = jnp.linspace(1.0, 0.0, k, dtype=means.dtype)  # a well-posed stand-in on a tie
-  sol = jax.lax.stop_gradient(_nested(jnp.where(tie, spread, means), var))
-  w = sol.x / jnp.sum(sol.x)
+  beta = jax.lax.stop_gradient(beta)
+  sol = jax.lax.stop_gradient(_nested(jnp.where(tie, spread, means), var, beta))
+  w = jnp.where(fixed, beta * sol.x, sol.x / jnp.sum(sol.x))
   gamma = sol.y * w[a]
   # Danskin: dGamma = sum_b pi_b dC_b(w*, l_b), w* and l_b held fixed.
   kl_a = divergence(means[a], var[a], sol.l)
@@ -121,21 +131,24 @@ def _solve_one(means, var):
   pi = inv / jnp.sum(inv)
   pair = w[a] * kl_a + w * kl_b
   gamma = gamma + jnp.sum(pi * (pair - jax.lax.stop_gradient(pair)))
-  w = jnp.where(tie, tied / jnp.sum(tied), w)
+  w_tie = jnp.where(fixed, jnp.where(is_a, beta, (1 - beta) / (k - 1)), tied / jnp.sum(tied))
+  w = jnp.where(tie, w_tie, w)
   gamma = jnp.where(tie, 0.0, gamma)
   t_star = jnp.where(gamma > 0, 1 / jnp.where(gamma > 0, gamma, 1.0), jnp.inf)
   return Oracle(w=w, gamma=gamma, t_star=t_star)
 
 
-def solve_uv(means: ArrayLike, sigma: ArrayLike) -> Oracle:
+def solve_uv(means: ArrayLike, sigma: ArrayLike, beta: ArrayLike = 0.0) -> Oracle:
   """The unknown-variance oracle, raw: no checks, for use inside traced code.
 
   Batched over leading axes, jit/vmap-able; Gamma and T* are differentiable in
-  the means and sigma (Danskin, module docstring), w* is not.
+  the means and sigma (Danskin, module docstring), w* and beta are not.
 
   Args:
     means: [..., K] arm means.
     sigma: [..., K] (or broadcastable) true standard deviations > 0.
+    beta: 0 for the optimal allocation, or the best arm's weight in (0, 1) for the
+      beta-optimal one; a scalar or one per instance ([...]).
 
   Returns:
     Oracle(w [..., K], gamma [...], t_star [...]) of the unknown-variance model.
@@ -149,33 +162,39 @@ def solve_uv(means: ArrayLike, sigma: ArrayLike) -> Oracle:
   if not jnp.issubdtype(means.dtype, jnp.floating):
     means = means * 1.0
   sigma = jnp.broadcast_to(jnp.asarray(sigma, means.dtype), means.shape)
-  return batched(_solve_one, means, sigma * sigma)
+  beta = jnp.broadcast_to(jnp.asarray(beta, means.dtype), means.shape[:-1])
+  return batched(_solve_one, means, sigma * sigma, beta)
 
 
 @jax.jit
-def _both(means, sigma):
-  return solve_uv(means, sigma), solve(means, sigma)
+def _both(means, sigma, beta):
+  return solve_uv(means, sigma, beta), solve(means, sigma, beta)
 
 
-def cost_of_not_knowing(means: ArrayLike, sigma: ArrayLike) -> tuple:
+def cost_of_not_knowing(means: ArrayLike, sigma: ArrayLike, beta=None) -> tuple:
   """T*_uv(nu) / T*_known(nu) of checked, concrete inputs, with both oracles.
 
   The asymptotic ratio of the expected sample complexities of an optimal rule
-  that estimates the variances to one that is told them (as delta -> 0).
+  that estimates the variances to one that is told them (as delta -> 0); with
+  beta, T*_beta,uv / T*_beta,known, the ratio for top-two rules of parameter beta.
 
   Args:
     means: [K] or [I, K] means with a unique best arm.
     sigma: a scalar, [K] or [I, K] standard deviations > 0.
+    beta: None, or the best arm's weight in (0, 1).
 
   Returns:
     (ratio [...], uv Oracle, known Oracle).
 
   Raises:
-    ValueError: as `jbai.variance.oracle.check_instance`.
+    ValueError: as `jbai.variance.oracle.check_instance`, and for a beta outside
+      (0, 1).
   """
   means, sigma = check_instance(means, sigma)
+  beta = check_beta(beta)
   dtype = jnp.zeros(()).dtype
-  uv, known = _both(jnp.asarray(means, dtype), jnp.asarray(sigma, dtype))
+  uv, known = _both(jnp.asarray(means, dtype), jnp.asarray(sigma, dtype),
+                    jnp.asarray(beta, dtype))
   return uv.t_star / known.t_star, uv, known
 
 
