@@ -4,6 +4,7 @@ The flat public API:
   jbai.families.gaussian() / bernoulli() / poisson() / exponential() / ...
   jbai.rules.tcb() / itcb() / ... and jbai.rules.get(name)
   jbai.thresholds.gk16() / kk() / paper()
+  jbai.variance.solve(means, sigma) / solve_uv / ev_glr / uv_glr   (per-arm variances)
   jbai.stops.confidence() / lil() (stops beside the GLLR; rules may bring their own)
   jbai.oracle.optimal_allocation(family, means), jbai.oracle.exact_solve(...)
   jbai.problems.top_m(m) / above(level) / best_arm(), jbai.problems.oracle(problem, family, means)
@@ -22,7 +23,7 @@ logging are left as they are (`enable_compilation_cache` and `use_cpu_cores`
 are opt-ins).
 """
 
-from jbai import families, oracle, problems, rules, stops, thresholds
+from jbai import families, oracle, problems, rules, stops, thresholds, variance
 from jbai.core.estimate import Estimate, estimate
 from jbai.core.finite_differences import Difference, finite_difference
 from jbai.core.lane import stopping_statistic
@@ -46,4 +47,4 @@ __all__ = ["ArmStats", "BudgetResult", "Difference", "Estimate", "Family", "Resu
            "estimate",
            "families", "finite_difference", "gamma", "golden_section", "oracle",
            "pair_costs", "problems", "rollout", "rules", "simulate", "stopping_statistic", "stops", "study",
-           "thresholds", "trace", "transport_cost", "use_cpu_cores"]
+           "thresholds", "trace", "transport_cost", "use_cpu_cores", "variance"]

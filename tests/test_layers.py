@@ -15,6 +15,7 @@ LAYERS = [
     ("jbai.state", "jbai.transport", "jbai.eps_transport", "jbai.checks", "jbai.ties"),
     ("jbai.thresholds",),
     ("jbai.oracle",),
+    ("jbai.variance",),  # per-arm-variance Gaussian costs, thresholds and oracles (issue 76)
     ("jbai.problems",),
     ("jbai.stops",),
     ("jbai.rules",),
