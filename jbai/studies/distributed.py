@@ -163,8 +163,9 @@ def _process(request: dict, log: str, conn) -> None:
   try:
     index, count = _joined(request, log)
   except ValueError as e:  # JAX's own checks (no cluster environment to read)
-    conn.send(("refused", f"jax.distributed.initialize: {str(e).rstrip('.')}; outside Slurm or Open MPI, "
-               "give --coordinator HOST:PORT --num-processes N --process-id I"))
+    conn.send(("refused", f"jax.distributed.initialize: {str(e).rstrip('.')}; outside "
+               "Slurm or Open MPI, give --coordinator HOST:PORT --num-processes N "
+               "--process-id I"))
     return
   except Exception as e:  # noqa: BLE001 (an address it cannot bind, say)
     conn.send(("refused", f"jax.distributed.initialize: {type(e).__name__}: "
