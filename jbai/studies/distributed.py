@@ -94,6 +94,11 @@ def coordinates(coordinator: Optional[str] = None, num_processes: Optional[int] 
   Raises:
     ValueError: one line, for a malformed coordinator, N < 1, I outside [0, N),
       a timeout below 1 s, or `--shard` beside them.
+
+  Example:
+    >>> from jbai.studies.distributed import coordinates
+    >>> coordinates("node01:8476", 4, 0)
+    Coordinates(coordinator='node01:8476', num_processes=4, process_id=0, timeout=120)
   """
   given = [coordinator, num_processes, process_id]
   if not distributed and all(v is None for v in given):
