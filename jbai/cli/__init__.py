@@ -46,8 +46,8 @@ import os
 import sys
 
 from jbai.cli.args import (DEFAULT_RUN, QUESTIONS, Parser, UsageError, add_budget_args,
-                           add_device_args, add_family_args, add_output_args,
-                           add_question_args, add_rule_args, add_run_args, count,
+                           add_device_args, add_distributed_args, add_family_args,
+                           add_output_args, add_question_args, add_rule_args, add_run_args, count,
                            delta_list, fill_defaults, join_negative_values, name_list,
                            number, number_list, path_name, positive_count)
 from jbai.cli.grad import add_grad_args, cmd_grad, grad_records
@@ -89,9 +89,14 @@ def cmd_reproduce(args) -> int:
 
 
 def cmd_study(args) -> int:
-  """`jbai study`: see `jbai.studies`."""
-  from jbai.studies import cmd_study as study
-  return study(args)
+  """`jbai study`: see `jbai.studies`; under jax.distributed (--coordinator,
+  --distributed), `jbai.studies.distributed`."""
+  from jbai.studies import cmd_study as study, distributed
+  where = distributed.coordinates(args.coordinator, args.num_processes, args.process_id,
+                                  args.timeout, args.distributed, args.shard)
+  if where is None:
+    return study(args)
+  return distributed.cmd_distributed(args, where)
 
 
 def cmd_plot(args) -> int:
@@ -206,6 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
                  help="run only the I-th of N parts of the jobs (from 0), into files of its "
                  "own, and write no tables; `slurm`: I and N of a Slurm job array. Then "
                  "`jbai study SPEC --out DIR` writes the tables (docs/guide/study.md)")
+  add_distributed_args(p)
   p.set_defaults(func=cmd_study)
 
   p = sub.add_parser("plot", help="draw a study's figures again from its saved tables")

@@ -386,6 +386,27 @@ def add_device_args(p):
                  "depend on it)")
 
 
+def add_distributed_args(p):
+  """`jbai study`'s jax.distributed options (`jbai.studies.distributed`)."""
+  g = p.add_argument_group("one study over the processes of a jax.distributed job "
+                           "(docs/guide/study.md, On a cluster)")
+  g.add_argument("--distributed", action="store_true",
+                 help="run as one process of a jax.distributed job, JAX reading the "
+                 "coordinator, the number of processes and this one's id from Slurm or Open "
+                 "MPI (srun, mpirun); process I runs shard I/N of the jobs, process 0 "
+                 "writes the tables")
+  g.add_argument("--coordinator", default=None, metavar="HOST:PORT",
+                 help="process 0's host and a free port (implies --distributed)")
+  g.add_argument("--num-processes", type=count, default=None, metavar="N",
+                 help="the job's number of processes")
+  g.add_argument("--process-id", type=count, default=None, metavar="I",
+                 help="this process's id, 0 to N - 1")
+  g.add_argument("--timeout", type=number, default=None, metavar="S",
+                 help="seconds to join the job (jax.distributed's initialization_timeout; "
+                 "default 120): a coordinator not reachable in that time is one line and "
+                 "exit code 2")
+
+
 def add_output_args(p, out_help: str):
   """--json, --out (`out_help` says what it writes), --progress."""
   p.add_argument("--json", action="store_true",

@@ -24,6 +24,8 @@ The engine, one step a module (`jbai reproduce` runs the paper's items on it):
                 the checkpoints of their finished trials
   shards.py     a study's jobs in N disjoint parts, a job array's tasks, each
                 with its own store, merged by the plain run
+  distributed.py  the processes of a jax.distributed job (`--coordinator`,
+                `--distributed`): process I runs shard I/N, then process 0 merges
   tables.py     the two tidy tables, from the stored records
   figures.py    the figures, from the saved tables (plots.py: matplotlib)
 
