@@ -68,7 +68,9 @@ def uniform_grid(points: int = DEFAULT_POINTS, dtype=None) -> jax.Array:
   """
   if int(points) != points or points < 2:
     raise ValueError(f"grid points = {points} must be an integer >= 2")
-  return jnp.asarray(np.linspace(0.0, 1.0, int(points)), dtype or jnp.zeros(()).dtype)
+  # j / (points - 1), one correctly rounded division each: 0.3 is the float 0.3 (a
+  # linspace would give 0.30000000000000004), so a reward typed as 0.3 is on the grid.
+  return jnp.asarray(np.arange(int(points)) / (int(points) - 1), dtype or jnp.zeros(()).dtype)
 
 
 def check_grid(points: ArrayLike, dtype=None) -> jax.Array:

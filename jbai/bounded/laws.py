@@ -95,7 +95,7 @@ def discrete(values: Sequence[float], probs: Sequence[float]) -> Discrete:
     if not (np.isfinite(q) and q >= 0):
       raise ValueError(f"discrete probability {q} must be >= 0")
   if abs(p.sum() - 1) > PROB_TOL:
-    raise ValueError(f"discrete probabilities sum to {p.sum()!r}, not 1 "
+    raise ValueError(f"discrete probabilities sum to {float(p.sum())!r}, not 1 "
                      f"(tolerance {PROB_TOL})")
   return Discrete(tuple(float(x) for x in v), tuple(float(q) for q in p / p.sum()))
 
