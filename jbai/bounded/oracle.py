@@ -101,8 +101,8 @@ def solve(values: ArrayLike, weights: ArrayLike) -> Oracle:
   Example:
     >>> import jax.numpy as jnp
     >>> z = jnp.broadcast_to(jnp.array([0.0, 1.0]), (2, 2))
-    >>> o = solve(z, jnp.array([[0.3, 0.7], [0.6, 0.4]]))
-    >>> [round(float(v), 4) for v in o.w]   # two arms: w* is symmetric for Bernoulli
+    >>> o = solve(z, jnp.array([[0.3, 0.7], [0.7, 0.3]]))   # Bernoulli 0.7 and 0.3
+    >>> [round(float(v), 4) for v in o.w]   # mirror images: equal weights
     [0.5, 0.5]
   """
   values, weights = (jnp.asarray(v) * 1.0 for v in (values, weights))
