@@ -15,6 +15,7 @@ The flat public API:
   jbai.budget(key, family, means, rule, budget, n_trials)   (to a fixed budget: P(error), simple regret)
   jbai.study(spec_or_path, out=None)   (a study from a TOML spec: its cells as a table)
   jbai.transport_cost, jbai.gamma
+  jbai.bounded.arm_laws([...]) / kl_inf_down / pair_glr / optimal (arms of any law in [0, 1])
   jbai.enable_compilation_cache()
   jbai.use_cpu_cores()   (one JAX device per CPU core: call before any JAX computation)
 
@@ -23,7 +24,7 @@ logging are left as they are (`enable_compilation_cache` and `use_cpu_cores`
 are opt-ins).
 """
 
-from jbai import families, oracle, problems, rules, stops, thresholds, variance
+from jbai import bounded, families, oracle, problems, rules, stops, thresholds, variance
 from jbai.core.estimate import Estimate, estimate
 from jbai.core.finite_differences import Difference, finite_difference
 from jbai.core.lane import stopping_statistic
@@ -42,7 +43,7 @@ from jbai.transport import gamma, golden_section, pair_costs, transport_cost
 
 __version__ = "0.1.0"
 
-__all__ = ["ArmStats", "BudgetResult", "Difference", "Estimate", "Family", "Result", "Rollout",
+__all__ = ["ArmStats", "BudgetResult", "bounded", "Difference", "Estimate", "Family", "Result", "Rollout",
            "Rule", "Threshold", "Trace", "arm_stats", "budget", "enable_compilation_cache",
            "estimate",
            "families", "finite_difference", "gamma", "golden_section", "oracle",

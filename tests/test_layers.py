@@ -13,6 +13,7 @@ LAYERS = [
     ("jbai.random", "jbai.builders"),
     ("jbai.families",),
     ("jbai.state", "jbai.transport", "jbai.eps_transport", "jbai.checks", "jbai.ties"),
+    ("jbai.bounded",),  # laws in [0, 1], KL_inf, its GLR and oracle (on state, transport)
     ("jbai.thresholds",),
     ("jbai.oracle",),
     ("jbai.variance",),  # per-arm-variance Gaussian costs, thresholds and oracles (issue 76)
