@@ -145,8 +145,8 @@ budget = 3000
 checkpoints = 3
 
 [[instances]]
-family = "bernoulli"
-means = [0.5, 0.45, 0.4]
+family = "poisson"
+means = [3.0, 2.7, 2.4]
 
 [[rules]]
 name = "uniform"
@@ -155,7 +155,9 @@ name = "uniform"
 
 def test_a_job_interrupted_part_way_resumes_to_the_same_bytes(tmp_path, monkeypatch):
   """A Ctrl-C after the job's first chunk keeps its trials (partial.jsonl); the
-  rerun resumes from them to the tables of an uninterrupted run."""
+  rerun resumes from them to the tables of an uninterrupted run. (Poisson arms:
+  uniform draws them reward by reward, over many chunks; on Bernoulli arms it
+  takes each arm's share as a block, a trial in a few steps.)"""
   ref = tmp_path / "ref"
   jbai.studies.run(RESUME, str(ref), progress=False, figures=False)
 
