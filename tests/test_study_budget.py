@@ -16,7 +16,8 @@ import jbai
 from jbai import cli
 from jbai.host.atomic import write_csv
 from jbai.host.progress import Progress
-from jbai.studies import jobs as jobs_lib, plan as plan_lib, spec as spec_lib, tables
+from jbai.studies import (figures as figures_lib, jobs as jobs_lib, plan as plan_lib,
+                          spec as spec_lib, tables)
 
 from helpers import refused_study_error, write
 
@@ -344,3 +345,28 @@ def test_a_budget_study_of_the_top_m_scores_answer_sets_as_jbai_budget_does(tmp_
     png.unlink()
   assert cli.main(["plot", str(out)]) == 0
   assert sorted(p.name for p in out.glob("*.png")) == ["error_over_t.png", "regret_over_t.png"]
+
+
+def test_figures_are_drawn_again_only_when_their_tables_or_files_change(tmp_path,
+                                                                        monkeypatch):
+  """`jbai.studies.figures_of` (a study's last step): the figures that study.json
+  records when the digest of the tables and of the code that draws them is the
+  same and every file is there; else it draws them (here a stand-in that counts)."""
+  folder = _budget_folder(tmp_path)
+  drawn = []
+
+  def draw(out):
+    drawn.append(out)
+    (tmp_path / "error_over_t.png").write_bytes(b"png")
+    return [os.path.join(out, "error_over_t.png")]
+
+  monkeypatch.setattr(figures_lib, "draw", draw)
+  first = jbai.studies.figures_of(folder)
+  assert first["files"] == ["error_over_t.png"] and len(drawn) == 1
+  (tmp_path / "study.json").write_text(json.dumps({jbai.studies.FIGURES_KEY: first}))
+  assert jbai.studies.figures_of(folder) == first and len(drawn) == 1
+  (tmp_path / "error_over_t.png").unlink()
+  assert jbai.studies.figures_of(folder) == first and len(drawn) == 2
+  cells = tmp_path / "cells.csv"
+  cells.write_bytes(cells.read_bytes().replace(b"0.05", b"0.06"))
+  assert jbai.studies.figures_of(folder)["digest"] != first["digest"] and len(drawn) == 3
