@@ -44,9 +44,10 @@ def test_uniform_at_a_budget_takes_each_arms_share_as_one_block():
   reward by reward."""
   from jbai.core import lane as lane_lib
   means, shares, n = [0.5, 0.45, 0.4], [34, 33, 33], 16
-  fam, count = jbai.families.get("gaussian"), lane_lib.count_dtype()
+  fam = jbai.families.get("gaussian")
 
   def block_means(trial):  # [K] each arm's mean over its share of T = 100
+    count = lane_lib.count_dtype()
     return jnp.stack([fam.sample_block(
         lane_lib.reward_key(trial, jnp.int32(a), jnp.zeros((), count)), jnp.float32(m),
         jnp.asarray(share, count))[0] / share for a, (m, share) in enumerate(zip(means, shares))])
