@@ -19,7 +19,8 @@ K = 20: 10,000) on the same instances, against the loops of
 errors of their difference, or the row says NO) and the trial-steps per second.
 Every trial of a budget run takes the whole budget: no heavy tail. Its rate is
 rewards per second (jbai's Successive Rejects draws a phase's rewards of an arm
-as one binomial or normal block; the loop draws them one by one).
+as one binomial or normal block, and uniform sampling each arm's share of the
+budget; the loop draws them one by one).
 With --json PATH it also writes the rows; --devices N gives jbai N devices.
 
 Needs numba (`pip install jbai[bench]`).

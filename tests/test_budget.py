@@ -6,6 +6,7 @@ refusals."""
 import math
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -30,6 +31,38 @@ def test_a_budget_run_has_the_trials_of_simulate():
   np.testing.assert_array_equal(res.counts, sim.counts)
   assert (res.counts.sum(-1) == 600).all()
   assert res.checkpoints[-1] == 600 and res.recommendation.dtype == np.int16
+
+
+def test_uniform_at_a_budget_takes_each_arms_share_as_one_block():
+  """Round robin's counts are fixed in advance (`Rule.schedule`): on Gaussian arms
+  a run to T takes each arm's share of the next checkpoint in one step (K steps a
+  checkpoint), and its answer at T is the arm of largest mean over its block, the
+  arm's share of T drawn in one go under the key of its first reward, computed
+  here from the keys alone. Other checkpoints give the same trials ("same key,
+  same trial" between runs to T; lanes, chunks and scores: tests/test_blocks.py;
+  its law: the exact-error test below). Not `simulate`'s bits: that run draws
+  reward by reward."""
+  from jbai.core import lane as lane_lib
+  means, shares, n = [0.5, 0.45, 0.4], [34, 33, 33], 16
+  fam = jbai.families.get("gaussian")
+
+  def block_means(trial):  # [K] each arm's mean over its share of T = 100
+    count = lane_lib.count_dtype()
+    return jnp.stack([fam.sample_block(
+        lane_lib.reward_key(trial, jnp.int32(a), jnp.zeros((), count)), jnp.float32(m),
+        jnp.asarray(share, count))[0] / share for a, (m, share) in enumerate(zip(means, shares))])
+
+  with jax.enable_x64(False):
+    res = jbai.budget(KEY, "gaussian", means, "uniform", budget=100, n_trials=n,
+                      checkpoints=[10, 50])
+    other = jbai.budget(KEY, "gaussian", means, "uniform", budget=100, n_trials=n,
+                        checkpoints=[7, 50])
+    trials = jax.vmap(lambda j: jax.random.key_data(jax.random.fold_in(KEY, j)))(jnp.arange(n))
+    best = np.argmax(np.asarray(jax.jit(jax.vmap(block_means))(trials)), axis=-1)
+  assert res.stats["useful_steps"] == n * 3 * len(means)
+  np.testing.assert_array_equal(res.counts, np.tile(shares, (n, 1)))
+  np.testing.assert_array_equal(res.recommendation[:, -1], best)
+  np.testing.assert_array_equal(res.recommendation[:, 1:], other.recommendation[:, 1:])
 
 
 def test_the_recommendation_is_the_empirical_best_arm_at_each_checkpoint():

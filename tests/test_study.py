@@ -17,7 +17,8 @@ import jbai
 from jbai import cli
 from jbai.host.jsonlines import JsonLines
 from jbai.host.progress import Progress
-from jbai.studies import jobs as jobs_lib, plan as plan_lib, spec as spec_lib, tables
+from jbai.studies import (figures as figures_lib, jobs as jobs_lib, plan as plan_lib,
+                          spec as spec_lib, tables)
 from jbai.studies.store import Checkpoint
 
 from helpers import refused_study_error, suite_cache_dir, write
@@ -67,10 +68,10 @@ def test_the_issue_spec_resolves_to_its_size():
   assert spec_lib.load(doc_specs()[1])["instances"] == resolved["instances"]  # seeded draws
 
 
-def test_the_docs_example_runs_and_pandas_reads_its_tables(tmp_path):
+def test_the_docs_example_runs_and_pandas_reads_its_tables(tmp_path, monkeypatch):
   out = tmp_path / "out"
-  assert cli.main(["study", write(tmp_path, doc_specs()[0]), "--out", str(out),
-                   "--quiet"]) == 0
+  argv = ["study", write(tmp_path, doc_specs()[0]), "--out", str(out), "--quiet"]
+  assert cli.main(argv) == 0
   cells = pd.read_csv(out / "cells.csv", keep_default_na=False)
   for column in ("instance", "family", "K", "rule", "params", "delta", "threshold", "trials",
                  "mean_tau", "tau_ci_low", "tau_ci_high", "median_tau", "error_rate",
@@ -93,6 +94,16 @@ def test_the_docs_example_runs_and_pandas_reads_its_tables(tmp_path):
     png.unlink()
   assert cli.main(["plot", str(out)]) == 0
   assert len(list(out.glob("*.png"))) == 4
+  # A rerun that computes nothing draws nothing (the digest of the tables and of the
+  # code that draws them is study.json's); a missing figure, or other tables, redraw.
+  drawn = []
+  monkeypatch.setattr(figures_lib, "draw", lambda folder: drawn.append(folder) or [])
+  assert cli.main(argv) == 0 and drawn == []
+  (out / "tau_box.png").unlink()
+  assert cli.main(argv) == 0 and drawn == [str(out)]
+  before = jbai.studies.figure_digest(str(out))
+  (out / "cells.csv").write_bytes((out / "cells.csv").read_bytes().replace(b"tcb", b"tcc"))
+  assert jbai.studies.figure_digest(str(out)) != before
 
 
 def test_a_block_rule_finishes_on_its_own_default_cap():

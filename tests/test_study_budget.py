@@ -16,7 +16,8 @@ import jbai
 from jbai import cli
 from jbai.host.atomic import write_csv
 from jbai.host.progress import Progress
-from jbai.studies import jobs as jobs_lib, plan as plan_lib, spec as spec_lib, tables
+from jbai.studies import (figures as figures_lib, jobs as jobs_lib, plan as plan_lib,
+                          spec as spec_lib, tables)
 
 from helpers import refused_study_error, write
 
@@ -82,10 +83,10 @@ def test_the_docs_budget_example_resolves_to_its_jobs():
   assert len(plan_lib.plan(resolved)) == 2 * (3 + 2 * 3)
 
 
-def _budget(means, rule, horizon, times, problem=None):
+def _budget(means, rule, horizon, times, problem=None, family="bernoulli"):
   """`jbai.budget` with the study's seed, trials and dtype."""
   with jax.enable_x64(False):
-    return jbai.budget(jax.random.key(2), "bernoulli", means, rule, horizon, 8,
+    return jbai.budget(jax.random.key(2), family, means, rule, horizon, 8,
                        checkpoints=times, problem=problem)
 
 
@@ -145,8 +146,8 @@ budget = 3000
 checkpoints = 3
 
 [[instances]]
-family = "bernoulli"
-means = [0.5, 0.45, 0.4]
+family = "exponential"
+means = [1.0, 0.9, 0.8]
 
 [[rules]]
 name = "uniform"
@@ -155,7 +156,9 @@ name = "uniform"
 
 def test_a_job_interrupted_part_way_resumes_to_the_same_bytes(tmp_path, monkeypatch):
   """A Ctrl-C after the job's first chunk keeps its trials (partial.jsonl); the
-  rerun resumes from them to the tables of an uninterrupted run."""
+  rerun resumes from them to the tables of an uninterrupted run. (Exponential arms:
+  uniform draws them reward by reward, over many chunks; on Bernoulli arms it
+  takes each arm's share as a block, a trial in a few steps.)"""
   ref = tmp_path / "ref"
   jbai.studies.run(RESUME, str(ref), progress=False, figures=False)
 
@@ -272,25 +275,28 @@ def test_a_bad_budget_spec_gets_one_line_and_exit_2(tmp_path, capsys, kind):
 
 def test_jbai_study_returns_a_budget_study_cells_with_their_types():
   """The Python API on a dict, with no checkpoints besides the budgets: one row
-  per budget of the anytime rule's one run, typed as written."""
+  per budget of the anytime rule's one run, typed as written. (Gaussian arms:
+  uniform's program in blocks compiles several times faster than on Bernoulli
+  arms, where it holds binomial and hypergeometric draws.)"""
   cells = jbai.study({"study": {"trials": 8, "seed": 2, "budget": [30, 90], "checkpoints": 0},
-                      "instances": [{"name": "mu", "family": "bernoulli",
+                      "instances": [{"name": "mu", "family": "gaussian",
                                      "means": [0.5, 0.4, 0.3]}],
                       "rules": [{"name": "uniform"}]})
   assert list(cells["t"]) == [30, 90] and list(cells["budget"]) == [90, 90]
   assert list(cells["trials"]) == [8, 8] and cells["params"].tolist() == ["", ""]
-  res = _budget([0.5, 0.4, 0.3], "uniform", 90, [30, 90])
+  res = _budget([0.5, 0.4, 0.3], "uniform", 90, [30, 90], family="gaussian")
   np.testing.assert_allclose(cells["error_rate"], res.error, rtol=1e-9)
   assert isinstance(cells, pd.DataFrame)
   # With eps_good, the same recommendations scored as eps-good arms (0 and 1 here).
   good = jbai.study({"study": {"trials": 8, "seed": 2, "budget": [30, 90], "checkpoints": 0,
                                "eps_good": 0.15},
-                     "instances": [{"name": "mu", "family": "bernoulli",
+                     "instances": [{"name": "mu", "family": "gaussian",
                                     "means": [0.5, 0.4, 0.3]}],
                      "rules": [{"name": "uniform"}]})
   assert list(good.columns) == tables.BUDGET_QUESTION_CELL_COLUMNS
   assert set(good["question"]) == {"eps-good(eps=0.15)"}
-  res = _budget([0.5, 0.4, 0.3], "uniform", 90, [30, 90], jbai.problems.eps_good(0.15))
+  res = _budget([0.5, 0.4, 0.3], "uniform", 90, [30, 90], jbai.problems.eps_good(0.15),
+                "gaussian")
   np.testing.assert_allclose(good["error_rate"], res.error, rtol=1e-9)
   np.testing.assert_allclose(good["simple_regret"], cells["simple_regret"], rtol=1e-9)
 
@@ -342,3 +348,28 @@ def test_a_budget_study_of_the_top_m_scores_answer_sets_as_jbai_budget_does(tmp_
     png.unlink()
   assert cli.main(["plot", str(out)]) == 0
   assert sorted(p.name for p in out.glob("*.png")) == ["error_over_t.png", "regret_over_t.png"]
+
+
+def test_figures_are_drawn_again_only_when_their_tables_or_files_change(tmp_path,
+                                                                        monkeypatch):
+  """`jbai.studies.figures_of` (a study's last step): the figures that study.json
+  records when the digest of the tables and of the code that draws them is the
+  same and every file is there; else it draws them (here a stand-in that counts)."""
+  folder = _budget_folder(tmp_path)
+  drawn = []
+
+  def draw(out):
+    drawn.append(out)
+    (tmp_path / "error_over_t.png").write_bytes(b"png")
+    return [os.path.join(out, "error_over_t.png")]
+
+  monkeypatch.setattr(figures_lib, "draw", draw)
+  first = jbai.studies.figures_of(folder)
+  assert first["files"] == ["error_over_t.png"] and len(drawn) == 1
+  (tmp_path / "study.json").write_text(json.dumps({jbai.studies.FIGURES_KEY: first}))
+  assert jbai.studies.figures_of(folder) == first and len(drawn) == 1
+  (tmp_path / "error_over_t.png").unlink()
+  assert jbai.studies.figures_of(folder) == first and len(drawn) == 2
+  cells = tmp_path / "cells.csv"
+  cells.write_bytes(cells.read_bytes().replace(b"0.05", b"0.06"))
+  assert jbai.studies.figures_of(folder)["digest"] != first["digest"] and len(drawn) == 3

@@ -16,6 +16,14 @@ for Bernoulli rewards, to Hypergeometric(L, s, m), and for Gaussian rewards of
 variance sigma^2 to N(s m / L, sigma^2 m (L - m) / L), whatever the mean: splitting
 each half again by the same law given its own sum builds the rewards' joint law,
 iid with the arm's law, one level at a time.
+
+Shares. A rule with a `schedule` (its counts fixed in advance: uniform) takes, in
+a run that stops at checkpoints (a run to a budget T), each arm's share of T as
+one block from its first reward (`share`), kept nowhere: a step draws the block's
+total again from that reward's key and reads it up to the arm's share of the next
+checkpoint. The rewards are then a function of the trial's key, T and the arm
+alone, so that checkpoints, lanes, resumes and scores change nothing; they are
+not the rewards drawn one by one (`jbai.simulate`'s), which have the same law.
 """
 
 from typing import Callable, NamedTuple
@@ -97,3 +105,49 @@ def prefix(family: Family, key_at: Callable[[jax.Array], jax.Array], block: Bloc
       inside, halve, (jnp.zeros_like(block.length), block.length, block.total,
                       jnp.zeros_like(block.total)))
   return jnp.where(q >= hi, acc + s, acc)
+
+
+def takes_shares(family: Family, rule, until) -> bool:
+  """Whether a lane takes the rule's shares of the budget as blocks (`share`): a
+  run that stops at checkpoints (`until`, a run to a budget), a rule with a
+  `schedule` and no `pulls`, and a family that draws and splits blocks."""
+  return (until is not None and rule.schedule is not None and rule.pulls is None
+          and family.sample_block is not None and family.split_block is not None)
+
+
+def share(family: Family, rule, key_at: Callable[[jax.Array], jax.Array], mean: jax.Array,
+          arm: jax.Array, counts: jax.Array, t_next: jax.Array, horizon: jax.Array,
+          one: bool, dtype) -> tuple:
+  """(m, row): the m rewards that `arm` takes now, up to its share of the next
+  checkpoint t_next (with `one`, a run with scores: one reward), and [S] its
+  summed statistics after them.
+
+  The block is the arm's share of the budget, L = schedule(arm, T, K) rewards
+  from its first, its total drawn under key_at(0) (`Family.sample_block`); the
+  row is the sum of its first q = schedule(arm, t_next, K) rewards (`prefix`),
+  the same for every run to T. It departs from drawing reward by reward in the
+  bits only: the block's law is the rewards' joint law.
+
+  Args:
+    family: the reward family (with `sample_block` and `split_block`).
+    rule: the rule (with `schedule`).
+    key_at: n -> the key of the arm's n-th reward (`jbai.core.lane.reward_key`).
+    mean: [] float, the arm's mean.
+    arm: [] int32, the arm (the rule's choice: one below its share of t_next).
+    counts: [K] count_dtype(), every arm's rewards so far.
+    t_next: [] count_dtype(), the next checkpoint.
+    horizon: [] count_dtype(), the budget T.
+    one: take one reward (a run with scores).
+    dtype: the statistics' float dtype.
+  """
+  num_arms = counts.shape[-1]
+  count = jnp.sum(jnp.where(jnp.arange(num_arms) == arm, counts, 0))
+  horizon = jnp.asarray(horizon, counts.dtype)
+  length = rule.schedule(arm, horizon, num_arms)
+  zero = jnp.zeros((), counts.dtype)
+  block = Block(arm=arm, first=zero, length=length,
+                total=family.sample_block(key_at(zero), mean, length).astype(dtype),
+                base=jnp.zeros((family.stat_dim,), dtype))
+  q = count + 1 if one else rule.schedule(arm, jnp.asarray(t_next, counts.dtype), num_arms)
+  q = jnp.clip(q, count + 1, length)
+  return q - count, prefix(family, key_at, block, q)

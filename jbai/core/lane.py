@@ -43,7 +43,9 @@ of a block are a function of the trial's key alone, the same bits whoever reads
 them: checkpoints, chunks and scores leave a trial's rewards, choices and answers
 as they are (issue 79). The rewards so read are iid with the arm's law. In a run
 with scores a stop without `until` (the GLLR's) is consulted at a block's end
-only, where the same run without scores sees it.
+only, where the same run without scores sees it. A rule with a `schedule`
+(uniform) takes, in a run to a budget, its arm's share of the next checkpoint
+from the arm's share of the budget, one block (`jbai.core.blocks.share`).
 
 With scores, each lane also records the likelihood-ratio scores of its stopped
 trajectory (`Scores`), from which `jbai.estimate` builds gradients: the score
@@ -395,7 +397,13 @@ def step(family: Family, rule: Rule, threshold, config: Config, lane: Lane):
   advance = running & ~ends
   scores = lane.scores
   block = lane.block
-  if blocks:
+  key_at = lambda n: reward_key(lane.key, arm, n)
+  shares = blocks_lib.takes_shares(family, rule, until)
+  if shares:  # a rule with a schedule: the arm's share up to the next checkpoint
+    m, row = blocks_lib.share(family, rule, key_at, lane.means[arm], arm, stats.counts,
+                              until(config.thr_params, stats.t), config.max_steps,
+                              bool(scores), stats.stats.dtype)
+  elif blocks:
     block, arm, rule_state = _next_block(family, rule, config, lane, arm, rule_state,
                                          k_reward, pending)
     # The block's next piece: one reward with scores, else up to its end or the
@@ -405,8 +413,8 @@ def step(family: Family, rule: Rule, threshold, config: Config, lane: Lane):
     if until is not None:
       m = jnp.minimum(m, until(config.thr_params, stats.t) - stats.t)
     m = jnp.ones_like(m) if scores else jnp.maximum(m, 1)
-    row = block.base + blocks_lib.prefix(
-        family, lambda n: reward_key(lane.key, arm, n), block, taken + m)
+    row = block.base + blocks_lib.prefix(family, key_at, block, taken + m)
+  if blocks or shares:
     new_stats = observe_piece(family, stats, arm, m, row)
     reward = (row - stats.stats[arm])[0]  # the reward taken, with scores
   else:

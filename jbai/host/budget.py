@@ -5,7 +5,9 @@ and records the arm the rule would answer after t rewards at each checkpoint t
 (`jbai.stops.budget`). From them come the probability of error P(J_t != a*) and
 the simple regret E[mu* - mu_{J_t}] at each checkpoint, per instance. A trial is
 the same as the trial of `jbai.simulate` with the same key, up to where that one
-stops: the same rewards, the same choices.
+stops: the same rewards, the same choices; but for a rule with a `schedule`
+(uniform) on a family with blocks, whose arms take their shares of T as blocks
+(`jbai.core.blocks.share`): its trials are the same in every run to T only.
 """
 
 from typing import Callable, NamedTuple, Optional
@@ -84,11 +86,13 @@ def budget(key: jax.Array, family, means, rule, budget: int, n_trials: int,
   Halving) runs with this T; the others are anytime rules, whose recommendation
   at each checkpoint is what a run with that budget would answer. A trial's
   rewards and choices are those of the same trial of `jbai.simulate` with the
-  same key.
+  same key, but for a rule with a `schedule` (uniform) on Bernoulli or Gaussian
+  arms: each arm's share of T is one block, with the same law and other bits
+  (docs/guide/budget.md).
 
   Args:
-    key: PRNG key; the same key gives identical results (and the trials of
-      `simulate` with that key).
+    key: PRNG key; the same key gives identical results (and, but for uniform
+      on Bernoulli or Gaussian arms, the trials of `simulate` with that key).
     family: a `Family` (or a built-in name).
     means: [K] or [I, K] arm means (a unique best arm each).
     rule: a `Rule` (or a registered name) that samples without delta.

@@ -60,6 +60,17 @@ per step from the arms' streams (other trials). Such a rule's
 cost is per block, so it may declare a default cap on a trial's rewards
 (`max_steps`) that fits its sample complexity, used by runs in blocks that give
 none (`jbai.core.inputs.default_max_steps`).
+
+Schedules. A rule whose counts at every time are fixed in advance, whatever the
+rewards (uniform's round robin), may give them as `schedule(arm, t, K) -> the
+arm's count after t pulls` (a count of `t`'s dtype). In a run to a budget T on a
+family with blocks, each arm then takes its share of T, schedule(arm, T, K), as
+one block drawn under its first reward's key, read up to its share of the next
+checkpoint in one step (`jbai.core.blocks.share`): about K steps a checkpoint
+instead of one a reward. Such a trial has the law of the same rule's trial pull
+by pull, and the same bits in every run to the same budget (whatever the
+checkpoints, lanes, resumes or scores), but not the bits of `jbai.simulate`'s
+trial, which draws reward by reward (docs/guide/budget.md).
 """
 
 from typing import Any, Callable, NamedTuple, Optional
@@ -90,6 +101,8 @@ class Rule(NamedTuple):
   budget: Optional[Callable[[int], int]] = None  # a rule that samples with a budget T
   #                                  (its state's `budget`): K -> the smallest T; None: anytime
   answers: tuple = ("best-arm",)  # the questions (`jbai.problems` names) it samples for
+  schedule: Optional[Callable[..., jax.Array]] = None  # (arm, t, K) -> the arm's count after
+  #                                  t pulls, for a rule whose counts are fixed in advance
 
   def __repr__(self):
     return f"{self.name}({', '.join(f'{k}={v}' for k, v in self.params)})"
@@ -113,9 +126,9 @@ class Rule(NamedTuple):
     # left out: it makes the runtime state, data of the program.
     return isinstance(other, Rule) and fields_equal(
         (self.name, self.select, self.params, self.runtime, self.score, self.pulls,
-         self.recommend, self.budget),
+         self.recommend, self.budget, self.schedule),
         (other.name, other.select, other.params, other.runtime, other.score, other.pulls,
-         other.recommend, other.budget))
+         other.recommend, other.budget, other.schedule))
 
   def __ne__(self, other):
     return not self == other

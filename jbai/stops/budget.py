@@ -9,7 +9,9 @@ answer is the rule's recommendation then (`jbai.rules.base.recommendation`, the
 empirical best arm by default). A trial so records the arm it would answer after
 t_c rewards, for every c, and ends at T, the run's cap. Its rewards are those of
 the same trial of `jbai.simulate` with the same key: the rule's choices and the
-arms' reward streams depend on the trial's index and the time alone.
+arms' reward streams depend on the trial's index and the time alone (but for a
+rule with a `schedule`, uniform, on a family with blocks: each arm's share of T
+is one block, read up to its share of each checkpoint, `jbai.core.blocks.share`).
 
 The stop is `keyed`: its test gets the key of step t, and the recommendation
 breaks its ties at random from it (`jbai.ties.tie_key`), as does a set answer's
@@ -20,7 +22,8 @@ checkpoints the run records.
 The checkpoints are runtime values (`init` hands them on as the stop's params):
 one compiled program serves every budget and every list of C checkpoints. A rule
 that pulls in blocks (`jbai.rules.Rule.pulls`: Successive Rejects' phases) ends
-each block at the next checkpoint (`until`), so that the trial meets every one.
+each block at the next checkpoint (`until`), so that the trial meets every one,
+and a rule with a `schedule` takes each arm's share up to it.
 
 A rule whose sampling depends on the budget (Successive Rejects, Sequential
 Halving) keeps T in its state, in the field `budget` (BUDGET_FIELD), a runtime

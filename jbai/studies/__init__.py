@@ -10,8 +10,10 @@ same command resumes to the same files. Then, in DIR:
                budget study ([study] budget), one row per (instance, rule
                setting, budget run, checkpoint t)
   trials.csv   one row per trial (of a budget study, per trial and checkpoint)
-  study.json   the resolved spec, versions, devices, seed and timings
-  *.png        the figures (`jbai.studies.figures`; `jbai plot DIR` redraws them)
+  study.json   the resolved spec, versions, devices, seed and timings, and the
+               figures' digest (`figure_digest`)
+  *.png        the figures (`jbai.studies.figures`; `jbai plot DIR` redraws them),
+               drawn again only when the tables or the code that draws them change
 
 The engine, one step a module (`jbai reproduce` runs the paper's items on it):
 
@@ -122,17 +124,63 @@ def run(spec_or_path, out: str, progress: bool = True, stream=None,
   seconds = time.perf_counter() - t0
   job_seconds = [records[k]["result"].get("seconds", 0.0) for k in records]
   budget = ({"budget": resolved["study"]["budget"]} if tables.is_budget(resolved) else {})
+  drawn = figures_of(out) if figures else None
   write_json(os.path.join(out, STUDY_NAME), {
       "spec": resolved, "seed": resolved["study"]["seed"], **budget, "versions": _versions(),
       "devices": [str(d) for d in jax.devices()],
       "timings": {"wall_seconds": seconds, "jobs": len(records), "jobs_run": runner.computed,
-                  "jobs_found": runner.skipped, "job_seconds": sum(job_seconds)}})
+                  "jobs_found": runner.skipped, "job_seconds": sum(job_seconds)},
+      **({} if drawn is None else {FIGURES_KEY: drawn})})
   files.append(os.path.join(out, STUDY_NAME))
-  if figures:
-    from jbai.studies import figures as fig_lib
-    files += fig_lib.draw(out)
+  files += [os.path.join(out, name) for name in (drawn or {}).get("files", [])]
   return {"cells": files[0], "computed": runner.computed, "skipped": runner.skipped,
           "seconds": seconds, "files": files}
+
+
+FIGURES_KEY = "figures"  # study.json's record of the figures drawn: their digest and files
+
+
+def figure_digest(out: str) -> str:
+  """The identity of a study's figures: a SHA-256 of its two tables' bytes, of the
+  code that draws them (`jbai.studies.figures`, `plots`) and of matplotlib's
+  version. A figure is a function of these alone (`jbai.studies.figures`)."""
+  import hashlib
+  from importlib import metadata
+  from jbai.studies import figures as fig_lib, plots
+  digest = hashlib.sha256()
+  for path in (os.path.join(out, CELLS_NAME), os.path.join(out, TRIALS_NAME), fig_lib.__file__,
+               plots.__file__):
+    with open(path, "rb") as f:
+      digest.update(f.read())
+  try:
+    digest.update(metadata.version("matplotlib").encode())
+  except metadata.PackageNotFoundError:
+    digest.update(b"no matplotlib")
+  return digest.hexdigest()
+
+
+def figures_of(out: str) -> dict:
+  """{"digest", "files"} of the figures of the study saved in `out`: those that
+  its study.json records when their digest (`figure_digest`) is today's and
+  every file is there (a rerun that computes nothing new draws nothing), else
+  drawn now (`jbai.studies.figures.draw`). `jbai plot` always draws.
+
+  Raises:
+    ValueError: a table that is missing or damaged, in one line (`figures.draw`).
+  """
+  import json
+  digest = figure_digest(out)
+  try:
+    with open(os.path.join(out, STUDY_NAME), encoding="utf-8") as f:
+      before = json.load(f).get(FIGURES_KEY) or {}
+  except (OSError, ValueError, AttributeError):
+    before = {}
+  names = before.get("files") if before.get("digest") == digest else None
+  if isinstance(names, list) and all(isinstance(n, str) and os.path.isfile(os.path.join(out, n))
+                                     for n in names):
+    return {"digest": digest, "files": names}
+  from jbai.studies import figures as fig_lib
+  return {"digest": digest, "files": [os.path.basename(p) for p in fig_lib.draw(out)]}
 
 
 def _ensure(runner, jobs: list, processes: int, stream) -> dict:
@@ -284,5 +332,6 @@ def cmd_plot(args) -> int:
   return 0
 
 
-__all__ = ["CELLS_NAME", "STUDY_NAME", "TRIALS_NAME", "cmd_plot", "cmd_study", "read_table",
+__all__ = ["CELLS_NAME", "FIGURES_KEY", "STUDY_NAME", "TRIALS_NAME", "cmd_plot", "cmd_study",
+           "figure_digest", "figures_of", "read_table",
            "run", "study"]

@@ -29,7 +29,7 @@ from jbai.thresholds import Threshold
 def as_rule(rule) -> Rule:
   """A `Rule` from a rule, a registered name, or any object with pure `init` and
   `select` functions (a NamedTuple of two functions, say), which runs as a rule
-  with no parameters (with its `score`, `stop` and `pulls` where it has them)."""
+  with no parameters (with its `score`, `stop`, `pulls` and `schedule` where it has them)."""
   if isinstance(rule, Rule):
     return rule
   if isinstance(rule, str):
@@ -41,7 +41,8 @@ def as_rule(rule) -> Rule:
                     f"functions; got {rule!r}")
   return Rule(name=getattr(rule, "name", type(rule).__name__), init=init, select=select,
               score=getattr(rule, "score", None), stop=getattr(rule, "stop", None),
-              pulls=getattr(rule, "pulls", None), recommend=getattr(rule, "recommend", None))
+              pulls=getattr(rule, "pulls", None), recommend=getattr(rule, "recommend", None),
+              schedule=getattr(rule, "schedule", None))
 
 
 USER_RULE_STEPS = 32  # the first steps on which a user's rule's arms are checked
