@@ -14,11 +14,11 @@ import time
 import pandas as pd
 import pytest
 
-from jbai import cli
 from jbai.studies import distributed
 
 from helpers import write
 from test_study import LAUNCH, launch_env
+from test_study_shards import same_tables, study
 
 # A budget study of three drawn instances (one batch), an anytime rule (one job)
 # and a fixed-budget one (one job a budget): 3 jobs, few programs to compile.
@@ -31,7 +31,7 @@ budget = [30, 90]
 checkpoints = 3
 
 [[instances]]
-family = "bernoulli"
+family = "gaussian"
 draw = { count = 3, arms = 3, low = 0.1, high = 0.9, min_gap = 0.1 }
 
 [[rules]]
@@ -39,13 +39,6 @@ name = "uniform"
 [[rules]]
 name = "successive-rejects"
 """
-
-TABLES = ("cells.csv", "trials.csv")
-
-
-def study(spec, out, *extra) -> int:
-  return cli.main(["study", spec, "--out", str(out), "--quiet", *extra])
-
 
 # Fast tier: the refusals, each before any process starts.
 
@@ -112,11 +105,6 @@ def reference(tmp_path_factory):
   spec = write(tmp, SPEC)
   assert study(spec, tmp / "ref") == 0
   return spec, tmp / "ref"
-
-
-def same_tables(out, ref) -> None:
-  for name in TABLES:
-    assert (out / name).read_bytes() == (ref / name).read_bytes(), name
 
 
 @pytest.mark.slow  # two jobs of processes, each compiling its share: 114 s (shared 2 vCPUs)
