@@ -6,6 +6,7 @@ The flat public API:
   jbai.thresholds.gk16() / kk() / paper()
   jbai.stops.confidence() / lil() (stops beside the GLLR; rules may bring their own)
   jbai.oracle.optimal_allocation(family, means), jbai.oracle.exact_solve(...)
+  jbai.linear.linear_bandit(features, theta), jbai.linear.linear_solve(...)   (linear BAI)
   jbai.problems.top_m(m) / above(level) / best_arm(), jbai.problems.oracle(problem, family, means)
   jbai.simulate(key, family, means, rule, delta, n_trials)   (host: progress, resume, devices)
   jbai.rollout(key, family, means, rule, delta, n_trials)    (pure: jit, vmap)
@@ -22,7 +23,7 @@ logging are left as they are (`enable_compilation_cache` and `use_cpu_cores`
 are opt-ins).
 """
 
-from jbai import families, oracle, problems, rules, stops, thresholds
+from jbai import families, linear, oracle, problems, rules, stops, thresholds
 from jbai.core.estimate import Estimate, estimate
 from jbai.core.finite_differences import Difference, finite_difference
 from jbai.core.lane import stopping_statistic
@@ -44,6 +45,6 @@ __version__ = "0.1.0"
 __all__ = ["ArmStats", "BudgetResult", "Difference", "Estimate", "Family", "Result", "Rollout",
            "Rule", "Threshold", "Trace", "arm_stats", "budget", "enable_compilation_cache",
            "estimate",
-           "families", "finite_difference", "gamma", "golden_section", "oracle",
+           "families", "finite_difference", "gamma", "golden_section", "linear", "oracle",
            "pair_costs", "problems", "rollout", "rules", "simulate", "stopping_statistic", "stops", "study",
            "thresholds", "trace", "transport_cost", "use_cpu_cores"]

@@ -15,6 +15,7 @@ LAYERS = [
     ("jbai.state", "jbai.transport", "jbai.eps_transport", "jbai.checks", "jbai.ties"),
     ("jbai.thresholds",),
     ("jbai.oracle",),
+    ("jbai.linear",),  # the linear model's math: above the oracle's helpers
     ("jbai.problems",),
     ("jbai.stops",),
     ("jbai.rules",),
