@@ -141,41 +141,42 @@ def _kkt(features, theta, inv_var, best, support, active, z):
 
 def _polish(features, theta, inv_var, best, w, mu, support_tol, active_tol):
   """Newton (least-squares) steps on the KKT system of the support and active set
-  read from an approximate (w, mu), in `POLISH_ROUNDS` rounds that drop from the
-  sets the arms whose weight, and the alternatives whose dual weight, came out
-  negative; returns (w, mu), which `_certify` judges."""
+  read from an approximate (w, mu), in `POLISH_ROUNDS` rounds of an active-set
+  method (drop the arms whose weight, and the alternatives whose dual weight, came
+  out negative; add those that violate the KKT conditions); returns the (w, mu) of
+  the round with the largest Gamma(w), which `_certify` then judges."""
   k = features.shape[0]
+  tiny = jnp.finfo(w.dtype).tiny
   f = _costs(features, theta, inv_var, w, best)[0]
   gamma = jnp.min(f)
-  support = w >= support_tol * jnp.max(w)
-  active = f <= gamma * (1 + active_tol)
 
   def newton(support, active):
     z = jnp.concatenate([jnp.where(support, w, 0.0), jnp.where(active, mu, 0.0), gamma[None]])
     z = z.at[:k].divide(jnp.sum(z[:k]))
-    z = z.at[k:2 * k].divide(jnp.maximum(jnp.sum(z[k:2 * k]), jnp.finfo(w.dtype).tiny))
+    z = z.at[k:2 * k].divide(jnp.maximum(jnp.sum(z[k:2 * k]), tiny))
     residual = functools.partial(_kkt, features, theta, inv_var, best, support, active)
 
-    def step(_, z):
+    def step(_, z):  # least squares: one of the 2K + 2 rows is redundant (Euler)
       return z - jnp.linalg.lstsq(jax.jacfwd(residual)(z), residual(z))[0]
 
     return jax.lax.fori_loop(0, NEWTON_STEPS, step, z)
 
-  best_z, best_gamma = None, None
-  for _ in range(POLISH_ROUNDS):
+  def round_(_, carry):
+    support, active, best_z, best_gamma = carry
     z = newton(support, active)
     w2, mu2, gamma2 = jnp.maximum(z[:k], 0.0), jnp.maximum(z[k:2 * k], 0.0), z[2 * k]
     f2, g2, n2 = _costs(features, theta, inv_var, w2, best)
     grad2 = _log_grad(g2, n2, inv_var, best, mu2 * jnp.where(active, f2, 0.0))
     found = jnp.nan_to_num(jnp.min(f2), nan=-1.0)
-    if best_z is None:
-      best_z, best_gamma = z, found
-    else:
-      keep = found > best_gamma
-      best_z, best_gamma = jnp.where(keep, z, best_z), jnp.where(keep, found, best_gamma)
-    # an active-set step: drop what came out negative, add what violates the KKT
+    keep = found > best_gamma
+    best_z, best_gamma = jnp.where(keep, z, best_z), jnp.where(keep, found, best_gamma)
     support = jnp.where(support, z[:k] > 0, grad2 > gamma2 * (1 + 1e-9))
     active = jnp.where(active, z[k:2 * k] > 0, f2 < gamma2 * (1 - 1e-9))
+    return support, active, best_z, best_gamma
+
+  start = (w >= support_tol * jnp.max(w), f <= gamma * (1 + active_tol),
+           jnp.concatenate([w, mu, gamma[None]]), jnp.asarray(-1.0, w.dtype))
+  best_z = jax.lax.fori_loop(0, POLISH_ROUNDS, round_, start)[2]
   return best_z[:k], best_z[k:2 * k]
 
 
@@ -195,13 +196,16 @@ def _solve_one(features, theta, sigma, steps, temperatures, polish):
   mu = mu / jnp.sum(mu)
   gamma, gap = _certify(features, theta, inv_var, best, w, mu)
   if polish:
-    for support_tol, active_tol in CANDIDATES:
-      w2, mu2 = _polish(features, theta, inv_var, best, w, mu, support_tol, active_tol)
-      w2, mu2 = jnp.maximum(w2, 0.0), jnp.maximum(mu2, 0.0)
-      gamma2, gap2 = _certify(features, theta, inv_var, best, w2, mu2)
-      better = (gap2 >= 0) & (gamma2 > gamma)
-      w, mu = jnp.where(better, w2, w), jnp.where(better, mu2, mu)
-      gamma, gap = jnp.where(better, gamma2, gamma), jnp.where(better, gap2, gap)
+    tols = jnp.asarray(CANDIDATES, dtype)
+    w2, mu2 = jax.vmap(functools.partial(_polish, features, theta, inv_var, best, w, mu))(
+        tols[:, 0], tols[:, 1])
+    w2, mu2 = jnp.maximum(w2, 0.0), jnp.maximum(mu2, 0.0)
+    gamma2, gap2 = jax.vmap(functools.partial(_certify, features, theta, inv_var, best))(w2, mu2)
+    score = jnp.where((gap2 >= 0) & (gamma2 > gamma), gamma2, -jnp.inf)
+    i = jnp.argmax(score)
+    better = score[i] > -jnp.inf
+    w, mu = jnp.where(better, w2[i], w), jnp.where(better, mu2[i], mu)
+    gamma, gap = jnp.where(better, gamma2[i], gamma), jnp.where(better, gap2[i], gap)
   tie = ~(gamma > 0)
   w = jnp.where(tie, 1.0 / k, w)
   return w, mu, jnp.where(tie, 0.0, gamma), jnp.where(tie, jnp.inf, gap), best
@@ -227,7 +231,7 @@ def dual_gamma(features: ArrayLike, theta: ArrayLike, sigma: ArrayLike, w: Array
   y = features[best] - features  # [K, d]
   z = jnp.linalg.solve(a, y.T)  # [d, K]
   n = jnp.sum(y.T * z, axis=0)
-  mask = dual > 0
+  mask = (dual > 0) & (n > 0)
   f = jnp.where(mask, (y @ theta) ** 2 / (2 * jnp.where(mask, n, 1)), 0.0)
   return jnp.sum(dual * f)
 
@@ -238,7 +242,7 @@ def _one(steps, temperatures, tol, polish, features, theta, sigma):
                                        jax.lax.stop_gradient(sigma), steps, temperatures,
                                        polish)
   w, mu = jax.lax.stop_gradient(w), jax.lax.stop_gradient(mu)
-  h = dual_gamma(features, theta, sigma, w, mu, best)
+  h = jnp.where(gamma > 0, dual_gamma(features, theta, sigma, w, mu, best), 0.0)
   gamma = jax.lax.stop_gradient(gamma) + (h - jax.lax.stop_gradient(h))
   return LinearOracle(t_star=1 / gamma, gamma=gamma, w=w, dual=mu, gap=gap,
                       converged=gap <= tol, best=best)
