@@ -165,6 +165,7 @@ def _polish(features, theta, inv_var, best, w, mu, support_tol, active_tol):
     support, active, best_z, best_gamma = carry
     z = newton(support, active)
     w2, mu2, gamma2 = jnp.maximum(z[:k], 0.0), jnp.maximum(z[k:2 * k], 0.0), z[2 * k]
+    w2 = w2 / jnp.sum(w2)  # Gamma(w) is homogeneous: compare designs on the simplex
     f2, g2, n2 = _costs(features, theta, inv_var, w2, best)
     grad2 = _log_grad(g2, n2, inv_var, best, mu2 * jnp.where(active, f2, 0.0))
     found = jnp.nan_to_num(jnp.min(f2), nan=-1.0)
@@ -200,6 +201,8 @@ def _solve_one(features, theta, sigma, steps, temperatures, polish):
     w2, mu2 = jax.vmap(functools.partial(_polish, features, theta, inv_var, best, w, mu))(
         tols[:, 0], tols[:, 1])
     w2, mu2 = jnp.maximum(w2, 0.0), jnp.maximum(mu2, 0.0)
+    w2 = w2 / jnp.sum(w2, axis=-1, keepdims=True)
+    mu2 = mu2 / jnp.maximum(jnp.sum(mu2, axis=-1, keepdims=True), tiny)
     gamma2, gap2 = jax.vmap(functools.partial(_certify, features, theta, inv_var, best))(w2, mu2)
     score = jnp.where((gap2 >= 0) & (gamma2 > gamma), gamma2, -jnp.inf)
     i = jnp.argmax(score)
