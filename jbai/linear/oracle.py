@@ -22,14 +22,27 @@ maximisation, and by Euler's identity sum_a w_a d f_x / d w_a = f_x. Hence:
     (concavity of sum_x mu_x f_x >= min_x f_x, and Euler): a certified upper bound, so
     that `gap` = upper / Gamma(w) - 1 bounds the relative error of Gamma(w) <= Gamma*.
 
-Solver: the annealed soft-min mirror ascent of `jbai.oracle.projected` on the log
-costs: lambda = softmax(-log f / T), w <- (1 - eta) w + eta s with eta = min(1, T),
-and T falling geometrically from 1 to `default_temperatures(dtype)[1]` over a fixed
-number of steps (so that it ends under vmap). At T = 1, eta = 1 this is the
-multiplicative algorithm of optimal design (Silvey, Titterington & Torsney 1978)
-for the soft-min's mixture of directions. A step costs O(K^2 d + d^3) (the Gram
-matrix X A^-1 X^T). The papers' codes (FWS's `linear/`, LinBAI.jl) solve the same
-problem by Frank-Wolfe one instance at a time; here it is vmapped over instances.
+Solver, in three stages (docs/design/linear.md):
+
+  1. ascent: the annealed soft-min multiplicative ascent of `jbai.oracle.projected`
+     on the log costs, lambda = softmax(-log f / T), w_a <- w_a g_a^eta with
+     g_a = sum_x lambda_x d log f_x / d w_a, eta = min(3 T, 1/2), and T falling
+     geometrically from 1 to `default_temperatures(dtype)[1]` over a fixed number of
+     steps (so that it ends under vmap). It is the multiplicative algorithm of
+     optimal design (Silvey, Titterington & Torsney 1978) with Fellman's exponent
+     1/2, which solves a single direction (c-optimality) in one step where the
+     plain exponent 1 oscillates. A step costs O(K^2 d + d^3) (the Gram matrix
+     X A^-1 X^T).
+  2. polish: an active-set Newton method (least squares) on the KKT system
+     f_x(w) = Gamma on the active alternatives, sum_x mu_x d f_x / d w_a = Gamma on
+     the support of w, from three readings of the support and the active set,
+     vmapped; its Jacobian is [2K + 2, 2K + 1] (`polish=False` skips it for large K).
+  3. certificate: the gap above, from the dual weights; the design with the larger
+     Gamma(w) of the ascent and the polish is returned.
+
+This departs from the papers' codes (FWS's `linear/`, LinBAI.jl), which solve
+the same problem by Frank-Wolfe one instance at a time; here it is vmapped over
+instances and certified.
 
 Gradient (first order, in theta, the features and sigma): by the envelope theorem
 at the saddle point (w*, mu*) of max_w min_mu sum_x mu_x f_x(w),
@@ -271,6 +284,8 @@ def linear_solve(features: ArrayLike, theta: ArrayLike, sigma: ArrayLike = 1.0,
     temperatures: (first, last) soft-min temperatures; default
       (1, max(1e-7, 100 float eps)).
     tol: `converged` is `gap <= tol`; default max(1e-6, 1000 float eps).
+    polish: run the active-set Newton polish after the ascent (module docstring);
+      its cost grows as K^3 d, so large K may want the ascent alone.
 
   Returns:
     A `LinearOracle` with leading axes those of the broadcast inputs.
