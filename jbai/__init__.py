@@ -7,6 +7,7 @@ The flat public API:
   jbai.variance.solve(means, sigma) / solve_uv / ev_glr / uv_glr   (per-arm variances)
   jbai.stops.confidence() / lil() (stops beside the GLLR; rules may bring their own)
   jbai.oracle.optimal_allocation(family, means), jbai.oracle.exact_solve(...)
+  jbai.linear.linear_bandit(features, theta), jbai.linear.linear_solve(...)   (linear BAI)
   jbai.problems.top_m(m) / above(level) / best_arm(), jbai.problems.oracle(problem, family, means)
   jbai.simulate(key, family, means, rule, delta, n_trials)   (host: progress, resume, devices)
   jbai.rollout(key, family, means, rule, delta, n_trials)    (pure: jit, vmap)
@@ -24,7 +25,7 @@ logging are left as they are (`enable_compilation_cache` and `use_cpu_cores`
 are opt-ins).
 """
 
-from jbai import bounded, families, oracle, problems, rules, stops, thresholds, variance
+from jbai import bounded, families, linear, oracle, problems, rules, stops, thresholds, variance
 from jbai.core.estimate import Estimate, estimate
 from jbai.core.finite_differences import Difference, finite_difference
 from jbai.core.lane import stopping_statistic
@@ -46,6 +47,6 @@ __version__ = "0.1.0"
 __all__ = ["ArmStats", "BudgetResult", "bounded", "Difference", "Estimate", "Family", "Result", "Rollout",
            "Rule", "Threshold", "Trace", "arm_stats", "budget", "enable_compilation_cache",
            "estimate",
-           "families", "finite_difference", "gamma", "golden_section", "oracle",
+           "families", "finite_difference", "gamma", "golden_section", "linear", "oracle",
            "pair_costs", "problems", "rollout", "rules", "simulate", "stopping_statistic", "stops", "study",
            "thresholds", "trace", "transport_cost", "use_cpu_cores", "variance"]

@@ -17,6 +17,7 @@ LAYERS = [
     ("jbai.thresholds",),
     ("jbai.oracle",),
     ("jbai.variance",),  # per-arm-variance Gaussian costs, thresholds and oracles (issue 76)
+    ("jbai.linear",),  # the linear model's math: above the oracle's helpers
     ("jbai.problems",),
     ("jbai.stops",),
     ("jbai.rules",),
