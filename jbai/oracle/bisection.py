@@ -34,13 +34,20 @@ from jbai.oracle.common import safe_means
 from jbai.transport import transport_cost
 
 
-def _inner_x(family: Family, mu_a: jax.Array, means: jax.Array, y: jax.Array,
-             iters: int) -> jax.Array:
-  """x_i(y): the root of g_i(x) = y for every arm, by bisection on u = x / (1 + x).
+def ratio_root(cost, y: jax.Array, like: jax.Array, iters: int) -> jax.Array:
+  """x with cost(x) = y elementwise, for a cost increasing in x from 0: bisection
+  on u = x / (1 + x) in [0, 1], `iters` halvings (the shape and dtype of `like`).
 
-  The best arm's own entry is meaningless (its g is 0) and is overwritten by callers.
+  Args:
+    cost: x [...] -> [...], increasing in x.
+    y: the level to reach.
+    like: an array of the shape and dtype of x.
+    iters: number of halvings.
+
+  Returns:
+    x [...]: the midpoint of the last bracket, mapped back from u.
   """
-  one_ulp = jnp.finfo(means.dtype).eps
+  one_ulp = jnp.finfo(like.dtype).eps
 
   def ratio(u):
     return u / jnp.maximum(1 - u, one_ulp)
@@ -48,12 +55,21 @@ def _inner_x(family: Family, mu_a: jax.Array, means: jax.Array, y: jax.Array,
   def body(_, bracket):
     lo, hi = bracket
     mid = 0.5 * (lo + hi)
-    above = transport_cost(family, 1.0, mu_a, ratio(mid), means).value >= y
+    above = cost(ratio(mid)) >= y
     return jnp.where(above, lo, mid), jnp.where(above, mid, hi)
 
-  lo, hi = jax.lax.fori_loop(0, iters, body,
-                             (jnp.zeros_like(means), jnp.ones_like(means)))
+  lo, hi = jax.lax.fori_loop(0, iters, body, (jnp.zeros_like(like), jnp.ones_like(like)))
   return ratio(0.5 * (lo + hi))
+
+
+def _inner_x(family: Family, mu_a: jax.Array, means: jax.Array, y: jax.Array,
+             iters: int) -> jax.Array:
+  """x_i(y): the root of g_i(x) = y for every arm (`ratio_root`).
+
+  The best arm's own entry is meaningless (its g is 0) and is overwritten by callers.
+  """
+  return ratio_root(lambda x: transport_cost(family, 1.0, mu_a, x, means).value, y, means,
+                    iters)
 
 
 def _transport_points(family: Family, mu_a, x, means):

@@ -42,6 +42,7 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
+from jbai.oracle.bisection import ratio_root
 from jbai.oracle.common import batched, default_iters
 from jbai.variance.costs import uv_cost
 from jbai.variance.oracle import Oracle, check_beta, check_instance, solve
@@ -59,20 +60,8 @@ class _Solution(NamedTuple):
 
 
 def _inner_x(mu_a, v_a, means, var, y, iters):
-  """x_b(y) for every arm: g_b(x) = y by bisection on u = x / (1 + x)."""
-  one_ulp = jnp.finfo(means.dtype).eps
-
-  def ratio(u):
-    return u / jnp.maximum(1 - u, one_ulp)
-
-  def body(_, bracket):
-    lo, hi = bracket
-    mid = 0.5 * (lo + hi)
-    above = uv_cost(1.0, mu_a, v_a, ratio(mid), means, var).value >= y
-    return jnp.where(above, lo, mid), jnp.where(above, mid, hi)
-
-  lo, hi = jax.lax.fori_loop(0, iters, body, (jnp.zeros_like(means), jnp.ones_like(means)))
-  return ratio(0.5 * (lo + hi))
+  """x_b(y) for every arm: g_b(x) = y (`jbai.oracle.bisection.ratio_root`)."""
+  return ratio_root(lambda x: uv_cost(1.0, mu_a, v_a, x, means, var).value, y, means, iters)
 
 
 def _nested(means, var, beta) -> _Solution:
