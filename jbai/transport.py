@@ -155,7 +155,7 @@ def transport_cost(family: Family, w_a: ArrayLike, m_a: ArrayLike,
 
 
 def pair_costs(family: Family, w: ArrayLike, means: ArrayLike, leader: ArrayLike,
-               method: str = "auto") -> jax.Array:
+               method: str = "auto", stats=None) -> jax.Array:
   """Transport costs from the leader to every arm.
 
   Args:
@@ -164,10 +164,14 @@ def pair_costs(family: Family, w: ArrayLike, means: ArrayLike, leader: ArrayLike
     means: [..., K] means.
     leader: [...] integer index of the leader.
     method: transport method.
+    stats: [..., K, S] the arms' summed statistics, read only by a family with
+      its own `Family.pair_costs` (which this calls instead, where it has one).
 
   Returns:
     [..., K] costs, +inf at the leader's own index.
   """
+  if family.pair_costs is not None:
+    return family.pair_costs(w, means, jnp.asarray(leader), stats)
   w = jnp.asarray(w) * 1.0
   means = jnp.asarray(means) * 1.0
   leader = jnp.asarray(leader)

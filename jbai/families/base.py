@@ -70,6 +70,15 @@ class Family(NamedTuple):
       step only for a family with both, and splits a block by this law wherever
       it must stop inside (a checkpoint, a reward at a time with scores), so that
       a block's rewards do not depend on where it is cut (`jbai.core.lane`).
+    pair_costs: optional pair_costs(w [..., K], means [..., K], leader [...], stats)
+      -> [..., K], the transport costs from the leader to every arm (+inf at the
+      leader), for a model whose arms are not independent or whose costs need
+      more than the means (a linear bandit's shared theta, a variance estimated
+      from `stats`, [..., K, S] or None); None: the pair costs of `kl`
+      (`jbai.transport.pair_costs` dispatches to it).
+    solve: optional solve(means [K]) -> (w [K], gamma []), the oracle of such a
+      model (`jbai.oracle.exact_solve` dispatches to it); None: the nested
+      bisection on `kl`.
   """
 
   name: str
@@ -91,6 +100,8 @@ class Family(NamedTuple):
   score: Optional[Callable[..., jax.Array]] = None
   sample_block: Optional[Callable[..., jax.Array]] = None
   split_block: Optional[Callable[..., jax.Array]] = None
+  pair_costs: Optional[Callable[..., jax.Array]] = None
+  solve: Optional[Callable[..., tuple]] = None
 
   def __repr__(self):
     extra = "".join(f", {k}={v}" for k, v in self.params)

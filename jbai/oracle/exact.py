@@ -126,6 +126,8 @@ def exact_solve(family: Family, means: ArrayLike, iters: Optional[int] = None):
     [0.4142, 0.2929, 0.2929]
   """
   means = as_float(means)
+  if family.solve is not None:  # a model with its own oracle (Family.solve)
+    return batched(family.solve, means)
   iters = iters or default_iters(means.dtype)
   primal = functools.partial(nested_bisection, family, iters)
 
