@@ -402,9 +402,9 @@ def test_finite_difference_to_a_budget_needs_no_delta():
   """delta is left out of a run to a budget (the arguments after it by name); wrt
   and h are still required, each named in one line."""
   means = jnp.array([0.5, 0.4, 0.3])
-  diff = jbai.finite_difference(jax.random.key(0), "bernoulli", means, "uniform", n_trials=16,
+  diff = jbai.finite_difference(jax.random.key(0), "gaussian", means, "uniform", n_trials=16,
                                 wrt=0, h=0.05, budget=30)
   assert diff.regret is not None and np.isfinite(diff.error_rate)
   with pytest.raises(TypeError, match="finite_difference needs h"):
-    jbai.finite_difference(jax.random.key(0), "bernoulli", means, "uniform", n_trials=16,
+    jbai.finite_difference(jax.random.key(0), "gaussian", means, "uniform", n_trials=16,
                            wrt=0, budget=30)

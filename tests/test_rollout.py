@@ -119,13 +119,13 @@ def test_a_traced_budget_reuses_the_program_and_gives_the_trials_of_a_concrete_o
 
   def correct(horizon):
     traces.append(horizon)
-    return jbai.rollout(jax.random.key(3), "bernoulli", [0.5, 0.4, 0.3], "sequential-halving",
+    return jbai.rollout(jax.random.key(3), "gaussian", [0.5, 0.4, 0.3], "sequential-halving",
                         None, 32, budget=horizon, scores=False).answer
 
   run = jax.jit(correct)
   for horizon in (40, 90):
     np.testing.assert_array_equal(run(horizon), jbai.rollout(
-        jax.random.key(3), "bernoulli", [0.5, 0.4, 0.3], "sequential-halving", None, 32,
+        jax.random.key(3), "gaussian", [0.5, 0.4, 0.3], "sequential-halving", None, 32,
         budget=horizon, scores=False).answer)
   assert len(traces) == 1  # one program for both budgets
   with pytest.raises(TypeError, match="'successive-rejects' computes its phases from the budget"):
