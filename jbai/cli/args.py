@@ -283,7 +283,8 @@ def add_family_args(p):
   p.add_argument("--unknown-variance", action="store_true",
                  help="Gaussian arms whose variances the rule and the stop estimate, the "
                  "rewards drawn with --sigma (default 1): rules tcb, itcb, ebtc, ebtci, "
-                 "uniform; threshold uv or ev (docs/guide/unknown-law.md)")
+                 "uniform (at a budget also sequential-halving, successive-rejects); "
+                 "threshold uv or ev (docs/guide/unknown-law.md)")
   p.add_argument("--glr", choices=["uv", "ev"], default=None,
                  help="with --unknown-variance, the costs and stop: uv, the GLR of the "
                  "unknown-variance model (default), or ev, the known-variance GLR with the "

@@ -171,6 +171,9 @@ def plan_command(args) -> Plan:
   if per_arm(family) and (problem is not None or getattr(args, "eps_good", None) is not None):
     raise ValueError("a sigma per arm (--sigma list, --unknown-variance) asks for the best "
                      "arm: --top, --above and --eps-good are not built for it yet")
+  if per_arm(family) and getattr(args, "command", None) == "grad":
+    raise ValueError("jbai grad needs a log-density per arm, which a sigma per arm (--sigma "
+                     "list, --unknown-variance) does not have yet")
   check_table(family, args.means, problem=problem)
   deltas = checked_deltas(args.delta or delta_list(DEFAULT_RUN["delta"]))
   if getattr(args, "command", None) == "grad" and not all(isinstance(d, float) for d in deltas):

@@ -30,7 +30,8 @@ the summaries' T* read them unchanged:
   alone: `kl`, `fisher` and `log_density` raise a one-line ValueError, which
   refuses every rule that reads them (found by tracing, `jbai.core.inputs`).
 
-Rules on the unknown-variance model (`RULES`): tcb, itcb, ebtc, ebtci, uniform.
+Rules on the unknown-variance model (`RULES`): tcb, itcb, ebtc, ebtci, uniform, and
+at a budget sequential-halving and successive-rejects (they read the means alone).
 Initial pulls: no statistic has evidence before two rewards of each arm of a
 pair (Jourdan, Degenne & Kaufmann, ALT 2023, initialise with two pulls of each
 arm). TCB, ITCB and EB-TC's forced exploration (some T_t(i) <= ceil(sqrt(t/K))
@@ -54,7 +55,8 @@ from jbai.variance.uv_oracle import solve_uv
 
 KNOWN = "gaussian-het"
 UNKNOWN = {"ev": "gaussian-ev", "uv": "gaussian-uv"}
-RULES = ("tcb", "itcb", "ebtc", "ebtci", "uniform")  # run on the unknown-variance model
+RULES = ("tcb", "itcb", "ebtc", "ebtci", "uniform", "sequential-halving",
+         "successive-rejects")  # run on the unknown-variance model
 
 
 def check_sigma(sigma, num_arms=None) -> tuple:
