@@ -67,6 +67,21 @@ def test_tcb_stops_and_answers(model):
   assert np.all(np.asarray(res.tau) >= 2 * len(means))  # two rewards of each arm first
 
 
+def test_which_rules_trace_on_which_model():
+  """Found by tracing, nothing compiled: Track-and-Stop and best challenger run on
+  known per-arm sigma through the model's oracle; TCB, ITCB, EB-TC and EB-TCI on
+  both; on unknown variances an oracle rule is refused by name, a KL rule on both."""
+  from jbai.core.inputs import rule_refusal
+  het, uv = vf.known_sigma(SIGMA), vf.unknown_sigma(SIGMA, "uv")
+  for name in ("tcb", "itcb", "ebtc", "ebtci"):
+    assert rule_refusal(het, jbai.rules.get(name), 4) is None
+    assert rule_refusal(uv, jbai.rules.get(name), 4) is None
+  for name in ("tas-c", "tas-d", "best-challenger"):
+    assert rule_refusal(het, jbai.rules.get(name), 4) is None
+    assert "unknown-variance" in rule_refusal(uv, jbai.rules.get(name), 4)
+  assert "no KL" in rule_refusal(het, jbai.rules.get("kl-lucb"), 4)
+
+
 def test_rules_that_cannot_run_are_refused():
   uv = vf.unknown_sigma(SIGMA, "uv")
   with pytest.raises(ValueError, match="'tas-c' cannot run on the unknown-variance"):
