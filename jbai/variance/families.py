@@ -111,7 +111,7 @@ def known_sigma(sigma: tuple, lo: float = -1e4, hi: float = 1e4) -> Family:
   Example:
     >>> import jax.numpy as jnp
     >>> fam = known_sigma((1.0, 2.0))
-    >>> float(fam.pair_costs(jnp.array([1.0, 1.0]), jnp.array([1.0, 0.0]), 0, None)[1])
+    >>> round(float(fam.pair_costs(jnp.array([1.0, 1.0]), jnp.array([1.0, 0.0]), 0, None)[1]), 6)
     0.1
   """
   sigma = check_sigma(sigma)
