@@ -126,20 +126,22 @@ def test_cli_run_defaults_to_the_models_threshold(capsys):
 
 
 @pytest.mark.slow
-def test_tcb_with_the_uv_glr_is_delta_correct_on_unequal_variances():
-  """P(error) <= delta = 0.1 for TCB with the unknown-variance GLR and its threshold,
-  sigma from 0.3 to 2 (ratio of variances 44). One-sided binomial test at level 0.01
-  (`assert_delta_correct`: 500 trials settle it when the errors are few). Its mean
-  tau is above the lower bound T*_uv kl(delta, 1 - delta) of any delta-correct rule
-  that does not know the variances; printed against T*_known log(1/delta) and
-  T*_uv log(1/delta)."""
-  family = vf.unknown_sigma(SIGMA, "uv")
+@pytest.mark.parametrize("glr", ["uv", "ev"])
+def test_tcb_with_an_unknown_variance_glr_is_delta_correct_on_unequal_variances(glr):
+  """P(error) <= delta = 0.1 for TCB with the unknown-variance GLR (or the EV-GLR)
+  and its threshold, sigma from 0.3 to 2 (ratio of variances 44). One-sided
+  binomial test at level 0.01 (`assert_delta_correct`: 500 trials settle it when
+  the errors are few). Its mean tau is above the lower bound T*_uv kl(delta, 1 - delta)
+  of any delta-correct rule that does not know the variances; printed against
+  T*_known log(1/delta) and T*_uv log(1/delta)."""
+  family = vf.unknown_sigma(SIGMA, glr)
   res = assert_delta_correct(
       lambda n: jbai.simulate(jax.random.key(7), family, MEANS, "tcb", 0.1, n,
-                              threshold="uv", max_steps=200_000), 0.1)
+                              threshold=glr, max_steps=200_000), 0.1)
   ratio, uv, known = variance.cost_of_not_knowing(MEANS, SIGMA)
   mean_tau = float(np.mean(res.tau))
   kl = 0.8 * math.log(9)  # kl(0.1, 0.9)
   assert mean_tau > float(uv.t_star) * kl
-  print(f"mean tau {mean_tau:.0f}; T*_known log(1/delta) {float(known.t_star) * math.log(10):.0f}; "
+  print(f"{glr}: errors {int(np.sum(~np.asarray(res.correct)))} in {len(res.tau)}; "
+        f"mean tau {mean_tau:.0f}; T*_known log(1/delta) {float(known.t_star) * math.log(10):.0f}; "
         f"T*_uv log(1/delta) {float(uv.t_star) * math.log(10):.0f}")
