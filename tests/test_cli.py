@@ -78,7 +78,7 @@ def test_negative_numbers_are_values_for_every_subcommand(capsys, monkeypatch):
        "--beta", "0.3,0.5", "--sigma", "2"])
   assert args.means == [-1.0, 0.0, 1.0] and args.lo == -5.0 and args.hi == -0.05
   assert args.delta == ["1e-2", "1e-8"]  # kept as typed (jbai.cli.args.delta_list)
-  assert args.beta == [0.3, 0.5] and args.sigma == 2.0
+  assert args.beta == [0.3, 0.5] and args.sigma == [2.0]
   args = cli.build_parser().parse_args(["oracle", "--means", "-1.5,-2", "--lo", "-inf"])
   assert args.means == [-1.5, -2.0] and args.lo == float("-inf")
   # In-process and as the console script (argv from sys.argv).

@@ -277,7 +277,18 @@ def add_family_args(p):
   p.add_argument("--means", type=number_list, default=None,
                  help="comma-separated arm means, e.g. -1,0,1 (default "
                  f"{DEFAULT_RUN['means']}; with --top: {QUESTIONS['top-m'].means})")
-  p.add_argument("--sigma", type=number, default=None, help="Gaussian standard deviation")
+  p.add_argument("--sigma", type=number_list, default=None,
+                 help="Gaussian standard deviation: one value for every arm, or one per "
+                 "arm (e.g. 1,0.3,2: the rule and the stop are told them)")
+  p.add_argument("--unknown-variance", action="store_true",
+                 help="Gaussian arms whose variances the rule and the stop estimate, the "
+                 "rewards drawn with --sigma (default 1): rules tcb, itcb, ebtc, ebtci, "
+                 "uniform (at a budget also sequential-halving, successive-rejects); "
+                 "threshold uv or ev (docs/guide/unknown-law.md)")
+  p.add_argument("--glr", choices=["uv", "ev"], default=None,
+                 help="with --unknown-variance, the costs and stop: uv, the GLR of the "
+                 "unknown-variance model (default), or ev, the known-variance GLR with the "
+                 "empirical variances plugged in")
   p.add_argument("--shape", type=number, default=None, help="Weibull shape k")
   p.add_argument("--lo", type=number, default=None, help="lower end of Theta")
   p.add_argument("--hi", type=number, default=None, help="upper end of Theta")
@@ -289,7 +300,8 @@ def add_rule_args(p):
                  help="sampling rule(s), comma-separated: compared side by side "
                  "(see `jbai rules`); default, by question: " + defaults_help())
   p.add_argument("--threshold", type=name_list, default=None,
-                 help="stopping threshold(s) of the GLLR stop: gk16 (default), kk, paper")
+                 help="stopping threshold(s) of the GLLR stop: gk16 (default), kk, paper; "
+                 "with --unknown-variance uv or ev (default: the --glr's)")
   p.add_argument("--stop", choices=STOPS,
                  default=None,
                  help="stopping rule: gllr (the GLLR against --threshold), confidence "

@@ -10,7 +10,7 @@ w(nu) at a fixed budget.
 """
 
 from jbai.cli import render
-from jbai.cli.plan import checked_deltas, family_from_args, problem_of
+from jbai.cli.plan import checked_deltas, family_from_args, per_arm, problem_of
 
 
 def cmd_oracle(args) -> int:
@@ -26,6 +26,8 @@ def cmd_oracle(args) -> int:
   deltas = checked_deltas(args.delta)
   eps = getattr(args, "eps_good", None)
   problem = _problem(args)
+  if per_arm(family):
+    return _per_arm(args, family, means, deltas)
   if problem is not None:
     return _other_answer(args, problem, family, means, deltas)
   if eps is not None and args.budget:
@@ -90,4 +92,42 @@ def _other_answer(args, problem, family, means, deltas) -> int:
     render.print_json(out)
   else:
     render.print_oracle(out, logs)
+  return 0
+
+
+def _per_arm(args, family, means, deltas) -> int:
+  """`jbai oracle` with a sigma per arm: T* and w* of the known-variance oracle
+  (`jbai.variance.solve`); with --unknown-variance, those of the unknown-variance
+  model (`jbai.variance.solve_uv`), beside T*_known and the ratio T*_uv / T*_known
+  (`jbai.variance.cost_of_not_knowing`)."""
+  import numpy as np
+  from jbai import variance
+  from jbai.core.inputs import log_inv_delta
+  for option, given in (("--top/--above", problem_of(args) is not None),
+                        ("--eps-good", getattr(args, "eps_good", None) is not None),
+                        ("--budget", args.budget)):
+    if given:
+      raise ValueError(f"a sigma per arm (--sigma list, --unknown-variance) has the best "
+                       f"arm's oracle only; it does not take {option}")
+  sigma = dict(family.params)["sigma"]
+  ratio, uv, known = variance.cost_of_not_knowing(np.asarray(means), np.asarray(sigma))
+  unknown = bool(args.unknown_variance)
+  sol = uv if unknown else known
+  t_star = float(sol.t_star)
+  logs = [float(v) * t_star for v in log_inv_delta(deltas)]
+  single = len(deltas) == 1
+  out = {"family": repr(family), "means": means, "sigma": list(sigma),
+         "w": [float(x) for x in np.asarray(sol.w)], "gamma": 1 / t_star, "t_star": t_star,
+         "delta": deltas[0] if single else deltas, "t_star_log": logs[0] if single else logs,
+         "method": "exact"}
+  if unknown:
+    out.update({"t_star_known": float(known.t_star), "ratio_uv_known": float(ratio)})
+  if args.json:
+    render.print_json(out)
+  else:
+    render.print_oracle(out, logs)
+    if unknown:
+      print(f"{'T*_known(nu)':<23}{out['t_star_known']:.6g}   (the variances told)")
+      print(f"{'T*(nu) / T*_known(nu)':<23}{out['ratio_uv_known']:.6g}   (the cost of not "
+            "knowing them)")
   return 0

@@ -16,9 +16,17 @@ PREFERRED_RULES = ("ebtci", "ebtc", "itcb", "tcb")
 
 
 def family_from_args(args):
-  """Builds the family from --family and its parameter options."""
+  """Builds the family from --family and its parameter options: with a --sigma list
+  of several values or --unknown-variance, a model of Gaussian arms with a sigma
+  per arm (`per_arm_family`)."""
   from jbai.families import BUILTIN, get
-  params = {"sigma": args.sigma, "lo": args.lo, "hi": args.hi,
+  sigma = getattr(args, "sigma", None)
+  if getattr(args, "glr", None) is not None and not getattr(args, "unknown_variance", False):
+    raise ValueError(f"--glr {args.glr} chooses the GLR of --unknown-variance; give "
+                     "--unknown-variance too")
+  if getattr(args, "unknown_variance", False) or (sigma is not None and len(sigma) > 1):
+    return per_arm_family(args)
+  params = {"sigma": sigma[0] if sigma else None, "lo": args.lo, "hi": args.hi,
             "shape": getattr(args, "shape", None)}
   if args.family not in BUILTIN:
     raise ValueError(f"unknown family {args.family!r}; choose from {sorted(BUILTIN)}")
@@ -29,6 +37,45 @@ def family_from_args(args):
     if value is not None and not math.isfinite(value):
       raise ValueError(f"--{name} must be a finite number, got {value!r}")
   return get(args.family, **{k: v for k, v in params.items() if v is not None})
+
+
+def per_arm_family(args):
+  """Gaussian arms with a sigma per arm (`jbai.variance.families`): told to the rule
+  (--sigma S1,...,SK), or estimated by it (--unknown-variance, the rewards drawn
+  with --sigma, one value or K; default 1).
+
+  Raises:
+    ValueError: one line, for another --family, a sigma <= 0, a --sigma list whose
+      length is not the number of arms.
+  """
+  from jbai.variance import families
+  option = "--unknown-variance" if args.unknown_variance else "a --sigma list"
+  if args.family != "gaussian":
+    raise ValueError(f"{option} is for Gaussian arms, not --family {args.family}")
+  if getattr(args, "shape", None) is not None:
+    raise ValueError("family 'gaussian' takes no parameter --shape")
+  num_arms = len(args.means) if args.means is not None else None
+  sigma = families.check_sigma(args.sigma if args.sigma is not None else [1.0], num_arms)
+  if num_arms is not None and len(sigma) == 1:
+    sigma = sigma * num_arms
+  theta = {k: v for k, v in (("lo", args.lo), ("hi", args.hi)) if v is not None}
+  if args.unknown_variance:
+    return families.unknown_sigma(sigma, args.glr or "uv", **theta)
+  return families.known_sigma(sigma, **theta)
+
+
+def per_arm(family) -> bool:
+  """Whether the family has a sigma per arm (`per_arm_family`)."""
+  return family.sample_arm is not None and dict(family.params).get("sigma") is not None
+
+
+def default_threshold(family) -> str:
+  """The threshold of a run without --threshold: the unknown-variance model's own
+  (uv or ev, its --glr's: proven, `jbai.thresholds.variance`), else gk16."""
+  from jbai.cli.args import DEFAULT_RUN
+  from jbai.variance.families import UNKNOWN
+  return dict(family.params)["glr"] if family.name in UNKNOWN.values() else \
+      DEFAULT_RUN["threshold"]
 
 
 def checked_deltas(values) -> list:
@@ -121,6 +168,12 @@ def plan_command(args) -> Plan:
   family = family_from_args(args)
   problem = problem_of(args)
   refuse_eps_with_question(args, problem)
+  if per_arm(family) and (problem is not None or getattr(args, "eps_good", None) is not None):
+    raise ValueError("a sigma per arm (--sigma list, --unknown-variance) asks for the best "
+                     "arm: --top, --above and --eps-good are not built for it yet")
+  if per_arm(family) and getattr(args, "command", None) == "grad":
+    raise ValueError("jbai grad needs a log-density per arm, which a sigma per arm (--sigma "
+                     "list, --unknown-variance) does not have yet")
   check_table(family, args.means, problem=problem)
   deltas = checked_deltas(args.delta or delta_list(DEFAULT_RUN["delta"]))
   if getattr(args, "command", None) == "grad" and not all(isinstance(d, float) for d in deltas):
@@ -154,9 +207,8 @@ def plan_runs(args, family, problem=None) -> list:
     ValueError: one line naming each rule and threshold that does not apply,
       and the --rule / --threshold values that would (each checked).
   """
-  from jbai.cli.args import DEFAULT_RUN
   from jbai.thresholds import get as get_threshold
-  thr_names = args.threshold or [DEFAULT_RUN["threshold"]]
+  thr_names = args.threshold or [default_threshold(family)]
   thr_objs = [get_threshold(t) for t in thr_names]
   if problem is not None:
     from jbai.stops import answer_gllr

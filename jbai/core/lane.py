@@ -65,7 +65,7 @@ import numpy as np
 from jbai import ties
 from jbai.core import blocks as blocks_lib
 from jbai.core.blocks import Block
-from jbai.families.base import Family
+from jbai.families.base import Family, draw
 from jbai.problems.base import statistic
 from jbai.problems.best_arm import best_arm
 from jbai.random import prng
@@ -418,7 +418,7 @@ def step(family: Family, rule: Rule, threshold, config: Config, lane: Lane):
     new_stats = observe_piece(family, stats, arm, m, row)
     reward = (row - stats.stats[arm])[0]  # the reward taken, with scores
   else:
-    reward = family.sample(k_reward, lane.means[arm])
+    reward = draw(family, k_reward, lane.means, arm)
     new_stats = observe(family, stats, arm, reward)
   if scores:
     at_stop = crossed | (ends & (tau == 0))

@@ -79,6 +79,10 @@ class Family(NamedTuple):
     solve: optional solve(means [K]) -> (w [K], gamma []), the oracle of such a
       model (`jbai.oracle.exact_solve` dispatches to it); None: the nested
       bisection on `kl`.
+    sample_arm: optional sample_arm(key, means [K], arm []) -> one reward of arm
+      `arm`, for a model whose arms' laws differ beyond their means (a standard
+      deviation per arm); None: sample(key, means[arm]). The engine draws
+      every reward through `draw`.
   """
 
   name: str
@@ -102,6 +106,7 @@ class Family(NamedTuple):
   split_block: Optional[Callable[..., jax.Array]] = None
   pair_costs: Optional[Callable[..., jax.Array]] = None
   solve: Optional[Callable[..., tuple]] = None
+  sample_arm: Optional[Callable[..., jax.Array]] = None
 
   def __repr__(self):
     extra = "".join(f", {k}={v}" for k, v in self.params)
@@ -117,6 +122,14 @@ class Family(NamedTuple):
 
   def __ne__(self, other):
     return not self == other
+
+
+def draw(family: Family, key: jax.Array, means: jax.Array, arm: jax.Array) -> jax.Array:
+  """One reward of arm `arm` of the instance `means` [K]: `Family.sample_arm` where the
+  family has one, else sample(key, means[arm]) (the same bits as before the hook)."""
+  if family.sample_arm is None:
+    return family.sample(key, means[arm])
+  return family.sample_arm(key, means, arm)
 
 
 def project(family: Family, m: ArrayLike) -> jax.Array:

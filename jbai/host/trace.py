@@ -19,6 +19,7 @@ from jbai.core import lane as lane_lib
 from jbai.core import pool as pool_lib
 from jbai.core.lane import Config, Lane
 from jbai.host import memory_maps
+from jbai.families.base import draw
 from jbai.state import observe
 from jbai.transport import gamma
 
@@ -51,7 +52,7 @@ def _advance_program(family, rule, num_arms):
       arm, rule_state = rule.select(lane_lib.rule_key(lane.key, stats.t), family, stats,
                                     lane.rule_state)
       k_reward = lane_lib.reward_key(lane.key, arm, lane_lib.pulls_of(stats, arm))
-      reward = family.sample(k_reward, lane.means[arm])
+      reward = draw(family, k_reward, lane.means, arm)
       return lane._replace(stats=observe(family, stats, arm, reward),
                            rule_state=rule_state)
 

@@ -5,14 +5,16 @@ arm, the m best arms, the arms above a level. A `Problem` is a NamedTuple of pur
 functions, built by a factory that closes over its parameters (`jbai.problems.top_m(2)`):
 
   answer(means [K]) -> [K] bool      the arms in the answer (one for the best arm)
-  costs(family, w [K], means [K], at=None) -> [P] float
+  costs(family, w [K], means [K], at=None, stats=None) -> [P] float
       the alternatives to the answer of `at` (default: `means`) are a union of
       pieces; c_k(w) is the transport cost, from `means`, of the cheapest
       instance of piece k with weights w: concave, nondecreasing and
       1-homogeneous in w, positive where every weight is and `at` answers as
       `means` do (an identifiable answer); +inf at an index that is no piece
       (top-m lays its pairs on an [m, K] grid whose columns in the answer are
-      none; the best arm's pairs on [K], its own arm none)
+      none; the best arm's pairs on [K], its own arm none); `stats` [K, S], the
+      arms' summed statistics, comes only for a family with its own
+      `Family.pair_costs` (`cheapest`), and a question passes it on or ignores it
   arms(at [K], k) -> (a, b)   the two arms of piece k of the answer of `at` (one
       arm twice for a piece of one arm), which a stopping threshold sees as
       leader and challenger (for the best arm, its arm and the other)
@@ -88,13 +90,18 @@ class Problem(NamedTuple):
     return not self == other
 
 
-def cheapest(problem: Problem, family, counts, mle, at=None):
+def cheapest(problem: Problem, family, counts, mle, at=None, stats=None):
   """(answer [K] bool, k, c_k(N_t)): the empirical answer, of `at` (default: the
   MLEs), and its cheapest piece with the counts as weights and the MLEs as means
   (the lowest index among equal costs), what the GLLR stop and the rules that
-  sample its pieces read."""
+  sample its pieces read. `stats` ([K, S], the arms' summed statistics) reaches
+  `Problem.costs` for a family with its own `Family.pair_costs` (a variance read
+  from them); for every other family the call is as it was."""
   at = mle if at is None else at
-  costs = problem.costs(family, jnp.asarray(counts) * 1.0, mle, at)
+  if stats is None or family.pair_costs is None:
+    costs = problem.costs(family, jnp.asarray(counts) * 1.0, mle, at)
+  else:
+    costs = problem.costs(family, jnp.asarray(counts) * 1.0, mle, at, stats=stats)
   k = ties.argmin(costs)
   return problem.answer(at), k, costs[k]
 
@@ -107,7 +114,7 @@ def statistic(problem: Problem, family, stats):
   piece's cost, min_k c_k(N_t) at the MLEs (`cheapest`). For the best arm it is
   the paper's stop: the leader, its challenger and Lambda_t(leader, challenger)."""
   at = getattr(stats, problem.answer_of)
-  answer, k, value = cheapest(problem, family, stats.counts, stats.mle, at)
+  answer, k, value = cheapest(problem, family, stats.counts, stats.mle, at, stats.stats)
   a, b = problem.arms(at, k)
   return (a if problem.arm else answer), a, b, value
 

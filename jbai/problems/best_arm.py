@@ -34,8 +34,8 @@ def best_arm() -> Problem:
   def answer(means):
     return jnp.arange(means.shape[-1]) == ties.argmax(means)
 
-  def costs(family, w, means, at=None):  # [K]: pair (a*, j) at j, +inf at a*
-    return pair_costs(family, w, means, ties.argmax(means if at is None else at))
+  def costs(family, w, means, at=None, stats=None):  # [K]: pair (a*, j) at j, +inf at a*
+    return pair_costs(family, w, means, ties.argmax(means if at is None else at), stats=stats)
 
   def arms(at, k):
     return ties.argmax(at), jnp.asarray(k, jnp.int32)

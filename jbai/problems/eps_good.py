@@ -42,7 +42,8 @@ def eps_good(eps: float) -> Problem:
   eps = check_slack(real("eps", eps))
   best = best_arm()  # the same answer and arms: the leader and another arm
 
-  def costs(family, w, means, at=None):  # [K]: arm j's piece at j, +inf at the answer
+  def costs(family, w, means, at=None, stats=None):  # [K]: arm j's piece at j, +inf at the answer
+    del stats  # the eps-GLLR's costs read the means alone
     return eps_costs(family, w, means, ties.argmax(means if at is None else at), eps)
 
   def solve(family, means):

@@ -99,7 +99,8 @@ def above(level: float, eps: float = 0.0) -> Problem:
   def answer(means):
     return means >= level
 
-  def costs(family, w, means, at=None):  # the pieces are the arms
+  def costs(family, w, means, at=None, stats=None):  # the pieces are the arms
+    del stats  # the divergences to the level read the means alone
     return w * divergences(family, means, level, eps, at)
 
   def arms(means, k):

@@ -157,7 +157,8 @@ def top_m(m: int) -> Problem:
   def answer(means):
     return leaders(means, m)[1]
 
-  def costs(family, w, means, at=None):  # [m R]: pair (S_r, c) at r R + c, +inf where c is in S
+  def costs(family, w, means, at=None, stats=None):  # [m R]: pair (S_r, c) at r R + c, +inf where c is in S
+    del stats  # the pair grid reads the means alone
     g = grid(means if at is None else at, m)
     return jnp.where(g.live, pair_grid(family, w, means, g).value, jnp.inf).reshape(-1)
 

@@ -62,7 +62,7 @@ def best_challenger(solver: str = "warm") -> Rule:
     num_arms = counts.shape[-1]
     w, next_solve, warm = tracked_allocation(family, arm_stats, state, None, solver)
     top = leader(k_top, arm_stats)
-    costs = pair_costs(family, counts, mean, top)
+    costs = pair_costs(family, counts, mean, top, stats=arm_stats.stats)
     chal = argmax_random_ties(k_chal, -costs)
     n_top, n_chal = counts[top].astype(w.dtype), counts[chal].astype(w.dtype)
     lags = n_top / (n_top + n_chal) < w[top] / (w[top] + w[chal])

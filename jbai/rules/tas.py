@@ -188,11 +188,13 @@ def check_lazy_factor(lazy_factor: Optional[float]) -> Optional[float]:
 def tracked_allocation(family: Family, arm_stats: ArmStats, state,
                        lazy_factor: Optional[float], solver: str):
   """(w, next_solve, warm): w(nu_hat_t), recomputed every step or on the lazy schedule
-  (`on_schedule`, with the exact oracle: warm-started or from scratch)."""
+  (`on_schedule`, with the exact oracle: warm-started or from scratch). A model
+  with its own oracle (`Family.solve`: per-arm Gaussian variances) is solved by it
+  whatever the solver, the warm start being that of the nested bisection."""
   dtype = state.w.dtype
 
   def solve(warm, due):
-    if solver != "exact":
+    if solver != "exact" and family.solve is None:
       sol = oracle.warm_solve(family, arm_stats.mean, warm, update=due,
                               newton_steps=warm_steps(solver))
       return jnp.where(due, sol.w.astype(dtype), state.w), sol.start

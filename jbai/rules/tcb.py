@@ -62,7 +62,7 @@ def balance(key, family, arm_stats, eps, penalty):
   n_ahead = look_ahead(n_now, top, eps)
 
   def cost(n):
-    costs = pair_costs(family, n, arm_stats.mean, top)
+    costs = pair_costs(family, n, arm_stats.mean, top, stats=arm_stats.stats)
     if penalty:  # Phi_t, times t: + log(t w_i)
       costs = costs + jnp.log(jnp.maximum(n, 1e-30))
     return costs

@@ -79,7 +79,7 @@ def ts_leader(key: jax.Array, family: Family, arm_stats: ArmStats) -> jax.Array:
 
 def transport_costs(family: Family, arm_stats: ArmStats, lead: jax.Array) -> jax.Array:
   """[K] W_t(lead, j) with counts as weights and sample means; +inf at the leader."""
-  return pair_costs(family, arm_stats.counts, arm_stats.mean, lead)
+  return pair_costs(family, arm_stats.counts, arm_stats.mean, lead, stats=arm_stats.stats)
 
 
 def tc_challenger(key: jax.Array, family: Family, arm_stats: ArmStats,

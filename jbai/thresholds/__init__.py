@@ -1,6 +1,7 @@
 """Stopping thresholds beta_t(delta) for the GLLR stopping rule (paper eq. stop), by name.
 
-Three thresholds are registered in `THRESHOLDS`, one per file:
+Three thresholds for every family are registered in `THRESHOLDS`, one per file, and
+two of one model in `MODEL_THRESHOLDS`; `get` names all five:
 
   * `gk16`: log((1 + log t) / delta), the heuristic of Garivier & Kaufmann (2016).
   * `kk`: the delta-correct threshold of Kaufmann & Koolen (2021) for
@@ -8,6 +9,9 @@ Three thresholds are registered in `THRESHOLDS`, one per file:
     Jourdan et al. (2022) when the family is Gaussian.
   * `paper`: Theorem 1 (delta-PAC) of the paper, for general families that meet
     its Assumption 7, in a computable conservative form.
+  * `ev`, `uv`: for Gaussian arms whose variances are unknown (issue 76), the
+    EV-GLR's and the unknown-variance GLR's, derived in `jbai.thresholds.variance`
+    in the shape of Jourdan, Degenne & Kaufmann (ALT 2023).
 
 The interface (`Threshold`) and the rules of which applies to which family
 (`refusal`, `check`, `PREFERRED`) are in `jbai.thresholds.base`.
@@ -23,19 +27,23 @@ from jbai.thresholds.base import (PREFERRED, LogDelta, Threshold, check, float_d
 from jbai.thresholds.gk16 import gk16
 from jbai.thresholds.kk import c_gaussian, h_inverse, kk, t_kk
 from jbai.thresholds.paper import paper
+from jbai.thresholds.variance import ev_threshold, uv_threshold
 
 THRESHOLDS = {"gk16": gk16, "kk": kk, "paper": paper}
+MODEL_THRESHOLDS = {"ev": ev_threshold, "uv": uv_threshold}  # Gaussian, unknown variances
 
 
 def get(name: str, **params) -> Threshold:
   """Builds a threshold by name; raises ValueError naming an unknown one."""
-  if name not in THRESHOLDS:
-    raise ValueError(f"unknown threshold {name!r}; choose from {sorted(THRESHOLDS)}")
-  return THRESHOLDS[name](**params)
+  named = {**THRESHOLDS, **MODEL_THRESHOLDS}
+  if name not in named:
+    raise ValueError(f"unknown threshold {name!r}; choose from {sorted(named)}")
+  return named[name](**params)
 
 
 check_family = check
 
-__all__ = ["PREFERRED", "THRESHOLDS", "LogDelta", "Threshold", "c_gaussian", "check", "check_family",
+__all__ = ["MODEL_THRESHOLDS", "PREFERRED", "THRESHOLDS", "LogDelta", "Threshold", "c_gaussian", "check", "check_family",
+           "ev_threshold", "uv_threshold",
            "float_delta", "get", "gk16", "h_inverse", "kk", "log_inv_delta", "log_ratio",
            "paper", "refusal", "t_kk"]

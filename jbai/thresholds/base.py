@@ -36,7 +36,14 @@ from jbai.families.base import Family
 
 # Thresholds in the order they are suggested when one does not apply: proven
 # ones first, the heuristic last.
-PREFERRED = ("kk", "paper", "gk16")
+PREFERRED = ("kk", "uv", "ev", "paper", "gk16")
+
+# The Gaussian models whose pair bound is the Gaussian one of Jourdan et al. (2022),
+# each arm's deviation normalised by its own known sigma (`kk`'s calibration).
+GAUSSIAN_KNOWN = ("gaussian", "gaussian-het")
+# The models of Gaussian arms with unknown variances and the thresholds proven for
+# their GLLR (`jbai.thresholds.variance`): Z_uv <= Z_ev <= c_ev, so `ev` holds for both.
+UNKNOWN_VARIANCE = {"gaussian-ev": ("ev",), "gaussian-uv": ("uv", "ev")}
 
 
 class Threshold(NamedTuple):
@@ -113,6 +120,10 @@ def _reason(name: str, family: Family) -> Optional[str]:
     if not math.isfinite(family.hi - family.lo):
       return (f"threshold 'paper' needs a bounded Theta; the {family.name!r} family "
               f"has Theta = [{family.lo}, {family.hi}]")
+  elif name in ("ev", "uv") and name not in UNKNOWN_VARIANCE.get(family.name, ()):
+    fits = [f for f, names in UNKNOWN_VARIANCE.items() if name in names]
+    return (f"threshold {name!r} calibrates the GLR of Gaussian arms with unknown "
+            f"variances (families {', '.join(fits)}), not the {family.name!r} family")
   elif name == "kk" and not family.exponential:
     return (f"threshold 'kk' is proven for one-parameter exponential families, and "
             f"the {family.name!r} family is not one (family.exponential is False)")
@@ -128,6 +139,8 @@ def refusal(threshold: Threshold, family: Family) -> Optional[str]:
   * `kk` is proven for one-parameter exponential families in some sufficient
     statistic (`family.exponential`: every family built with
     `jbai.families.exponential_family`, and `weibull`, exponential in x^k).
+  * `ev` is proven for the unknown-variance models' EV-GLR and GLR (families
+    gaussian-ev and gaussian-uv), `uv` for the GLR alone (gaussian-uv).
   * `gk16` (a heuristic) and thresholds unknown to this module apply to every
     family.
 

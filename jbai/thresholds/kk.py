@@ -28,7 +28,7 @@ from jax.scipy.special import zeta
 from jax.typing import ArrayLike
 
 from jbai.builders import cached
-from jbai.thresholds.base import Threshold, log_ratio, pieces_of
+from jbai.thresholds.base import GAUSSIAN_KNOWN, Threshold, log_ratio, pieces_of
 from jbai.transport import golden_section
 
 _NEWTON_ITERS = 32
@@ -148,7 +148,7 @@ def _init(delta, num_arms, pieces=None):
 
 def _value(params, family, arm_stats, top, ch):
   dtype = params["kk"].dtype
-  if family.name == "gaussian":
+  if family.name in GAUSSIAN_KNOWN:  # known sigma, one or one per arm
     t = jnp.maximum(arm_stats.t, 1).astype(dtype)
     return params["gaussian"] + 4 * jnp.log(4 + jnp.log(t / 2))
   n = jnp.maximum(arm_stats.counts[jnp.stack([top, ch])], 1).astype(dtype)

@@ -10,12 +10,14 @@ The mathematical core of issue 76's Gaussian half (docs/design/variance.md):
   * `ev_glr`, `uv_glr`: the two stopping statistics of Jourdan, Degenne &
     Kaufmann (ALT 2023), from a trial's counts and statistics.
   * `ev_threshold`, `uv_threshold`: delta-correct thresholds for them (derived in
-    `jbai.variance.thresholds`, which says how they relate to the paper's).
+    `jbai.thresholds.variance`, which says how they relate to the paper's).
   * `solve`, `optimal_allocation`: the known-variance (heteroscedastic) oracle,
     batched and differentiable in the means and sigma; `solve_uv`: the
     unknown-variance oracle; both also beta-optimal (the best arm's weight fixed,
     as top-two rules allocate); `cost_of_not_knowing`, `ratio_two_arms`:
     T*_uv / T*_known.
+  * `known_sigma`, `unknown_sigma`: the two models as families the engine runs
+    (`jbai.variance.families`: which rules, which stops, the initial pulls).
 
 Example:
   >>> import jax.numpy as jnp
@@ -25,15 +27,17 @@ Example:
   8.0
 """
 
+from jbai.variance import families
 from jbai.variance.costs import (MODELS, Cost, cost, ev_glr, gaussian_cost, pair_costs,
                                  uv_cost, uv_glr)
 from jbai.variance.moments import STAT_DIM, Moments, check_floor, moments, precision, stat
 from jbai.variance.oracle import Oracle, check_beta, check_instance, optimal_allocation, solve
-from jbai.variance.thresholds import (chi2_lower_root, ev_threshold, uv_threshold,
+from jbai.thresholds.variance import (chi2_lower_root, ev_threshold, uv_threshold,
                                       variance_lower_bound, water_level)
+from jbai.variance.families import known_sigma, unknown_sigma
 from jbai.variance.uv_oracle import cost_of_not_knowing, divergence, ratio_two_arms, solve_uv
 
-__all__ = ["Cost", "MODELS", "Moments", "Oracle", "STAT_DIM", "check_beta", "check_floor", "check_instance",
+__all__ = ["families", "known_sigma", "unknown_sigma", "Cost", "MODELS", "Moments", "Oracle", "STAT_DIM", "check_beta", "check_floor", "check_instance",
            "chi2_lower_root", "cost", "cost_of_not_knowing", "divergence", "ev_glr",
            "ev_threshold", "gaussian_cost", "moments", "optimal_allocation", "pair_costs",
            "precision", "ratio_two_arms", "solve", "solve_uv", "stat", "uv_cost", "uv_glr",

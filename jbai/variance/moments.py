@@ -17,7 +17,7 @@ Degenerate arms (the zero-variance policy):
   arm's precision n / sigma_hat^2 is 0 and every GLR or transport cost that
   involves it is 0 (no evidence): a stop cannot fire before each arm of the pair
   has two rewards, which is also what the thresholds need
-  (`jbai.variance.thresholds`).
+  (`jbai.thresholds.variance`).
 * n >= 2 and every reward equal (sigma_hat^2 = 0, or below 0 by rounding): the
   variance is floored at `max(var_floor, tiny)`, with `var_floor` >= 0 the
   caller's floor (in the rewards' units squared) and tiny = sqrt of the dtype's

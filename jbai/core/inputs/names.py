@@ -4,7 +4,8 @@
 refusing a threshold or stop that does not apply to the family or rule; a
 rule of the user's (any object with `init` and `select`) runs as a `Rule`, its
 arms checked on a trial's first steps (`check_rule_arms`), and `rule_refusal`
-says why a rule does not apply to a family, found by tracing its `select`.
+says why a rule does not apply to a family, found by tracing its `select` (and,
+on the unknown-variance model, by name: `jbai.variance.families.refusal`).
 """
 
 import functools
@@ -21,9 +22,10 @@ from jbai import stops as stops_lib
 from jbai import thresholds as thresholds_lib
 from jbai.core.inputs.traced import concrete, tracing
 from jbai.core.inputs.values import shown
-from jbai.families.base import Family
+from jbai.families.base import Family, draw
 from jbai.rules.base import Rule
 from jbai.thresholds import Threshold
+from jbai.variance import families as variance_families
 
 
 def as_rule(rule) -> Rule:
@@ -74,7 +76,7 @@ def check_rule_arms(family: Family, rule: Rule, means) -> None:
     if not 0 <= int(arm) < num_arms:
       raise ValueError(f"rule {rule.name!r} selected arm {int(arm)} at step {t} of a "
                        f"trial; the arms are 0 to {num_arms - 1}")
-    reward = family.sample(jax.random.fold_in(key, 2 * t + 1), first[int(arm)])
+    reward = draw(family, jax.random.fold_in(key, 2 * t + 1), first, jnp.asarray(arm))
     stats = observe(family, stats, jnp.asarray(arm, jnp.int32), reward)
 
 
@@ -94,6 +96,9 @@ def rule_refusal(family, rule, num_arms: int) -> Optional[str]:
   advice is dropped (the caller suggests options checked against the whole
   command)."""
   from jbai.state import empty_stats
+  model = variance_families.refusal(family, rule.name) if builtin_rule(rule) else None
+  if model is not None:
+    return _RULE_HINT.sub("", model)
   try:
     jax.eval_shape(lambda key: rule.select(key, family, empty_stats(family, num_arms),
                                            rule.init(num_arms)), jax.random.key(0))
@@ -130,4 +135,7 @@ def resolve(family, rule, threshold) -> tuple:
   if isinstance(threshold, Threshold):
     thresholds_lib.check(threshold, family)
   stops_lib.check(threshold, rule, family)
+  model = variance_families.refusal(family, rule.name) if builtin_rule(rule) else None
+  if model is not None:  # a rule that would read the true sigma through the oracle
+    raise ValueError(model)
   return family, rule, threshold

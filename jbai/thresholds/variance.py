@@ -78,7 +78,8 @@ import jax
 import jax.numpy as jnp
 
 from jbai.builders import cached
-from jbai.thresholds import Threshold, c_gaussian, log_ratio
+from jbai.thresholds.base import Threshold, log_ratio
+from jbai.thresholds.kk import c_gaussian
 from jbai.transport import bisect_root
 
 _LOG_ZETA_2 = math.log(math.pi ** 2 / 6)
