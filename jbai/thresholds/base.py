@@ -36,7 +36,7 @@ from jbai.families.base import Family
 
 # Thresholds in the order they are suggested when one does not apply: proven
 # ones first, the heuristic last.
-PREFERRED = ("kk", "paper", "gk16")
+PREFERRED = ("linear-sn", "kk", "paper", "gk16")
 
 
 class Threshold(NamedTuple):
@@ -104,6 +104,10 @@ def log_ratio(numerator: float, delta) -> jax.Array:
 
 def _reason(name: str, family: Family) -> Optional[str]:
   """`refusal` for the threshold of this name."""
+  linear = family.name == "linear" and "features" in dict(family.params)
+  if name == "linear-sn" and not linear:
+    return (f"threshold 'linear-sn' is the linear model's (jbai.linear.linear_family), "
+            f"not the {family.name!r} family's")
   if name == "paper":
     curvature = family.curvature
     if curvature is None or not curvature > 0:
@@ -128,6 +132,7 @@ def refusal(threshold: Threshold, family: Family) -> Optional[str]:
   * `kk` is proven for one-parameter exponential families in some sufficient
     statistic (`family.exponential`: every family built with
     `jbai.families.exponential_family`, and `weibull`, exponential in x^k).
+  * `linear-sn` is the linear model's (`jbai.thresholds.linear`).
   * `gk16` (a heuristic) and thresholds unknown to this module apply to every
     family.
 
