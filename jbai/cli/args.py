@@ -76,8 +76,8 @@ def fill_defaults(args) -> None:
   if getattr(args, "rule", "") is None:
     at_budget = getattr(args, "budget", None) is not None
     args.rule = [question.budget if at_budget else question.confidence]
-  if getattr(args, "means", "") is None:
-    args.means = number_list(question.means)
+  if getattr(args, "means", "") is None and getattr(args, "arms", None) is None:
+    args.means = number_list(question.means)  # with --arms, the means are X theta
 
 
 def defaults_help() -> str:
@@ -264,6 +264,40 @@ def rule_params(args) -> dict:
   return out
 
 
+def arms_matrix(text: str) -> list:
+  """--arms: the arms' features, inline ('1,0;0,1;0.995,0.0998', rows separated by
+  ';') or a .npy / .csv file of a [K, d] matrix; [[float]] rows of one length."""
+  import os
+  import numpy as np
+  name = text.strip()
+  if name.lower().endswith((".npy", ".csv")):
+    if not os.path.isfile(name):
+      raise argparse.ArgumentTypeError(f"--arms file {name!r} does not exist")
+    try:
+      x = np.load(name) if name.lower().endswith(".npy") else np.loadtxt(
+          name, delimiter=",", ndmin=2)
+    except (OSError, ValueError) as e:
+      raise argparse.ArgumentTypeError(f"--arms file {name!r} cannot be read as a [K, d] "
+                                       f"matrix: {str(e).splitlines()[0]}") from None
+    x = np.asarray(x)
+    if x.ndim != 2 or not np.issubdtype(x.dtype, np.number):
+      raise argparse.ArgumentTypeError(f"--arms file {name!r} holds shape {x.shape} "
+                                       f"(dtype {x.dtype}), not a [K, d] matrix of numbers")
+    return x.astype(float).tolist()
+  rows = [r for r in name.split(";")]
+  out = []
+  for i, row in enumerate(rows):
+    if not row.strip():
+      raise argparse.ArgumentTypeError(f"{text!r} has an empty row (row {i + 1} of "
+                                       f"{len(rows)}); separate rows by ';'")
+    out.append([_float(p, row) for p in _entries(row)])
+  widths = sorted({len(r) for r in out})
+  if len(widths) > 1:
+    raise argparse.ArgumentTypeError(f"the rows of --arms {text!r} have {widths[0]} and "
+                                     f"{widths[-1]} entries: give every arm d features")
+  return out
+
+
 def name_list(text: str) -> list:
   """'tcb,itcb' -> ['tcb', 'itcb'] (repeats dropped)."""
   return list(dict.fromkeys(_entries(text)))
@@ -278,6 +312,14 @@ def add_family_args(p):
                  help="comma-separated arm means, e.g. -1,0,1 (default "
                  f"{DEFAULT_RUN['means']}; with --top: {QUESTIONS['top-m'].means})")
   p.add_argument("--sigma", type=number, default=None, help="Gaussian standard deviation")
+  p.add_argument("--arms", type=arms_matrix, default=None, metavar="X",
+                 help="a linear bandit's arms: the [K, d] features inline, rows separated by "
+                 "';' (e.g. \"1,0;0,1;0.995,0.0998\") or a .npy/.csv file; with --theta, "
+                 "the means are X theta (docs/guide/linear.md)")
+  p.add_argument("--theta", type=number_list, default=None,
+                 help="with --arms: theta in R^d, comma-separated")
+  p.add_argument("--ridge", type=number, default=None,
+                 help="with --arms: the ridge lambda > 0 of the least squares (default 1)")
   p.add_argument("--shape", type=number, default=None, help="Weibull shape k")
   p.add_argument("--lo", type=number, default=None, help="lower end of Theta")
   p.add_argument("--hi", type=number, default=None, help="upper end of Theta")

@@ -111,7 +111,7 @@ def check_linear(features: ArrayLike, theta: ArrayLike, sigma: ArrayLike = 1.0,
   tied = others & (mu >= mu[best] - tol * scale)
   if np.any(tied):
     raise ValueError(f"the best arm is tied: arms {best} and {int(np.argmax(tied))} have "
-                     f"means {mu[best]!r} and {mu[np.argmax(tied)]!r} under theta = "
+                     f"means {float(mu[best])!r} and {float(mu[np.argmax(tied)])!r} under theta = "
                      f"{th.tolist()}")
   return x, th, s
 
