@@ -164,6 +164,20 @@ def linear_means(family: Family, theta: ArrayLike) -> np.ndarray:
   return x @ th
 
 
+def design_inverse(family: Family, counts: jax.Array, dtype) -> tuple:
+  """(X [K, d], V_t^-1 [d, d]) of a linear family at the counts N_t, in `dtype`:
+  V_t = lambda I + X^T diag(N_t / sigma^2) X (jit-able; the features a constant).
+
+  Raises:
+    ValueError: for a family that is not linear (`spec_of`).
+  """
+  spec = spec_of(family, "design_inverse")
+  x = jnp.asarray(spec.features, dtype)
+  v = _design(x, jnp.asarray(counts).astype(dtype), spec.sigma ** 2, spec.ridge)
+  v_inv = jnp.linalg.inv(v)
+  return x, 0.5 * (v_inv + v_inv.T)
+
+
 def _design(x, w, var, ridge):
   """[..., d, d] lambda I + X^T diag(w / sigma^2) X."""
   eye = jnp.eye(x.shape[1], dtype=x.dtype)
@@ -265,5 +279,5 @@ def rule_refusal(rule) -> Optional[str]:
   return None
 
 
-__all__ = ["Arms", "LinearSpec", "NAME", "RULES", "check_features", "is_linear",
+__all__ = ["Arms", "LinearSpec", "NAME", "RULES", "check_features", "design_inverse", "is_linear",
            "linear_family", "linear_means", "rule_refusal", "spec_of"]
