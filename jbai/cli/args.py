@@ -11,6 +11,7 @@ import re
 import sys
 from typing import NamedTuple
 
+from jbai.cli.linear import arms_matrix
 from jbai.stops import STOPS
 
 DEFAULT_RUN = {"family": "gaussian", "means": "1.2,1,1,1,1", "rule": "itcb",
@@ -261,40 +262,6 @@ def rule_params(args) -> dict:
       if name in out:
         raise ValueError(f"--param {name} is given twice; give it once")
       out[name] = value
-  return out
-
-
-def arms_matrix(text: str) -> list:
-  """--arms: the arms' features, inline ('1,0;0,1;0.995,0.0998', rows separated by
-  ';') or a .npy / .csv file of a [K, d] matrix; [[float]] rows of one length."""
-  import os
-  import numpy as np
-  name = text.strip()
-  if name.lower().endswith((".npy", ".csv")):
-    if not os.path.isfile(name):
-      raise argparse.ArgumentTypeError(f"--arms file {name!r} does not exist")
-    try:
-      x = np.load(name) if name.lower().endswith(".npy") else np.loadtxt(
-          name, delimiter=",", ndmin=2)
-    except (OSError, ValueError) as e:
-      raise argparse.ArgumentTypeError(f"--arms file {name!r} cannot be read as a [K, d] "
-                                       f"matrix: {str(e).splitlines()[0]}") from None
-    x = np.asarray(x)
-    if x.ndim != 2 or not np.issubdtype(x.dtype, np.number):
-      raise argparse.ArgumentTypeError(f"--arms file {name!r} holds shape {x.shape} "
-                                       f"(dtype {x.dtype}), not a [K, d] matrix of numbers")
-    return x.astype(float).tolist()
-  rows = [r for r in name.split(";")]
-  out = []
-  for i, row in enumerate(rows):
-    if not row.strip():
-      raise argparse.ArgumentTypeError(f"{text!r} has an empty row (row {i + 1} of "
-                                       f"{len(rows)}); separate rows by ';'")
-    out.append([_float(p, row) for p in _entries(row)])
-  widths = sorted({len(r) for r in out})
-  if len(widths) > 1:
-    raise argparse.ArgumentTypeError(f"the rows of --arms {text!r} have {widths[0]} and "
-                                     f"{widths[-1]} entries: give every arm d features")
   return out
 
 

@@ -20,6 +20,7 @@ def family_from_args(args):
   family of --arms and --theta (`linear_from_args`)."""
   from jbai.families import BUILTIN, get
   if any(getattr(args, k, None) is not None for k in ("arms", "theta", "ridge")):
+    from jbai.cli.linear import linear_from_args
     return linear_from_args(args)
   params = {"sigma": args.sigma, "lo": args.lo, "hi": args.hi,
             "shape": getattr(args, "shape", None)}
@@ -32,41 +33,6 @@ def family_from_args(args):
     if value is not None and not math.isfinite(value):
       raise ValueError(f"--{name} must be a finite number, got {value!r}")
   return get(args.family, **{k: v for k, v in params.items() if v is not None})
-
-
-def linear_from_args(args):
-  """The linear family of --arms, --sigma and --ridge (`jbai.linear.linear_family`),
-  and args.means set to X theta of --theta, checked (`jbai.linear.check_linear`:
-  dimensions, a tied or duplicate best arm, features that do not span R^d).
-
-  Raises:
-    ValueError: one line, for --theta or --ridge without --arms or the reverse,
-      --means or another family's option beside them, or a bad model.
-  """
-  from jbai.linear import linear_family, linear_means
-  for flag, key in (("--arms", "arms"), ("--theta", "theta")):
-    if getattr(args, key, None) is None:
-      raise ValueError(f"a linear bandit needs both --arms and --theta; {flag} is missing")
-  if getattr(args, "means", None) is not None:
-    raise ValueError("--means does not go with --arms: the means are X theta (give --theta)")
-  if args.family not in ("gaussian", "linear"):
-    raise ValueError(f"--arms runs the linear model with Gaussian noise, not --family "
-                     f"{args.family}")
-  for name in ("lo", "hi", "shape"):
-    if getattr(args, name, None) is not None:
-      raise ValueError(f"the linear model takes no --{name}")
-  options = {k: getattr(args, k) for k in ("sigma", "ridge") if getattr(args, k) is not None}
-  for name, value in options.items():
-    if not (math.isfinite(value) and value > 0):
-      raise ValueError(f"--{name} must be a finite number > 0, got {value!r}")
-  family = linear_family(args.arms, **options)
-  d = len(args.arms[0])
-  if len(args.theta) != d:
-    raise ValueError(f"--theta has {len(args.theta)} entries and the arms {d} features: "
-                     "give theta in R^d")
-  args.means = [float(m) for m in linear_means(family, args.theta)]
-  args.family = "linear"
-  return family
 
 
 def checked_deltas(values) -> list:
