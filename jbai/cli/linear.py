@@ -37,18 +37,18 @@ def arms_matrix(text: str) -> list:
           name, delimiter=",", ndmin=2)
     except (OSError, ValueError) as e:
       raise ArgumentTypeError(f"--arms file {name!r} cannot be read as a [K, d] "
-                            f"matrix: {str(e).splitlines()[0]}") from None
+                              f"matrix: {str(e).splitlines()[0]}") from None
     x = np.asarray(x)
     if x.ndim != 2 or not np.issubdtype(x.dtype, np.number):
       raise ArgumentTypeError(f"--arms file {name!r} holds shape {x.shape} "
-                            f"(dtype {x.dtype}), not a [K, d] matrix of numbers")
+                              f"(dtype {x.dtype}), not a [K, d] matrix of numbers")
     return x.astype(float).tolist()
   rows = [r for r in name.split(";")]
   out = []
   for i, row in enumerate(rows):
     if not row.strip():
       raise ArgumentTypeError(f"{text!r} has an empty row (row {i + 1} of "
-                            f"{len(rows)}); separate rows by ';'")
+                              f"{len(rows)}); separate rows by ';'")
     out.append(_row(row))
   widths = sorted({len(r) for r in out})
   if len(widths) > 1:
