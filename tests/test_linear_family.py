@@ -165,3 +165,9 @@ def test_track_and_stop_is_delta_correct_on_the_soare_instance():
   print(f"E[tau] = {np.mean(res.tau):.1f}, T* log(1/delta) = {t_star * math.log(10):.1f}, "
         f"ratio {ratio:.2f}")
   assert 1 < ratio < 3
+
+
+def test_cli_grad_refuses_the_linear_model_in_one_line(capsys):
+  assert cli.main(["grad", "--arms", "1,0;0,1", "--theta", "1,0", "--trials", "2"]) == 2
+  err = capsys.readouterr().err
+  assert err.count("\n") == 1 and "jbai grad does not take the linear model" in err, err

@@ -168,6 +168,9 @@ def cmd_grad(args) -> int:
   """`jbai grad`: returns 0."""
   import jax
   from jbai.host.simulate import simulate
+  if any(getattr(args, k, None) is not None for k in ("arms", "theta", "ridge")):
+    raise ValueError("jbai grad does not take the linear model (--arms, --theta) yet: its "
+                     "gradients are in theta, not in the means; use jbai run or jbai oracle")
   if args.out:
     check_output(args.out, "--out")  # before anything runs: a bad --out loses no work
   wrt = getattr(args, "wrt", "means")
