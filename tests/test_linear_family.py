@@ -21,8 +21,10 @@ THETA = np.array([1.0, -0.5, 0.3])
 
 
 def soare(omega):
-  """Soare et al. (2014)'s instance: arms e1, e2, (cos w, sin w), theta = e1."""
-  return np.array([[1.0, 0.0], [0.0, 1.0], [math.cos(omega), math.sin(omega)]])
+  """Soare et al. (2014)'s instance at d = 2: arms e1, e2, (cos w, sin w), theta = e1."""
+  x, theta = jbai.linear.soare(omega, 2)
+  assert theta.tolist() == [1.0, 0.0]
+  return x
 
 
 def _stats(fam, counts, sums):
