@@ -89,6 +89,9 @@ def _linear(args, family, means, deltas) -> int:
     render.print_json(out)
   else:
     render.print_oracle(out, logs)
+    if not out["converged"]:
+      print(f"not converged: T*(nu) lies in [{t_star / (1 + out['gap']):.6g}, {t_star:.6g}] "
+            "(the certificate of jbai.linear.linear_solve)")
   return 0
 
 
