@@ -149,6 +149,19 @@ def test_cli_refuses_bad_linear_input_in_one_line(capsys, argv, message):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("rule", ["lingape", "xy-static", "uniform"])
+def test_the_linear_rules_are_delta_correct_on_the_soare_instance(rule):
+  """The rule with the GLLR stop and gk16 at delta = 0.1 on Soare et al.'s instance,
+  omega = 0.3: P(error) <= delta, one-sided at level 0.01 (`assert_delta_correct`:
+  100 trials settle it at <= 3 errors, else 400), no trial at the cap."""
+  from helpers import assert_delta_correct
+  fam = linear_family(soare(0.3))
+  means = linear_means(fam, [1.0, 0.0])
+  assert_delta_correct(lambda n: jbai.simulate(jax.random.key(6), fam, means, rule, 0.1, n,
+                                               max_steps=20_000), 0.1, n=400)
+
+
+@pytest.mark.slow
 def test_track_and_stop_is_delta_correct_on_the_soare_instance():
   """Track-and-Stop (D-tracking, the linear oracle) with the GLLR stop and gk16 at
   delta = 0.1 on Soare et al.'s instance, omega = 0.3: P(error) <= delta, one-sided

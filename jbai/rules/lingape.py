@@ -8,8 +8,10 @@ With theta_hat_t and V_t the ridge least squares of the linear model
   2. the challenger j_t = argmax_{j != i_t} (x_j - x_i_t)^T theta_hat_t
      + C_t ||x_i_t - x_j||_{V_t^-1}: the arm whose gap to the leader has the
      largest upper confidence bound, with the self-normalised radius
-     C_t = sqrt(2 log(1/delta_c) + log(det V_t / lambda^d)) + sqrt(lambda) S
-     (Abbasi-Yadkori et al. 2011; the paper's C_t in V_t's 1/sigma^2 weighting);
+     C_t = sqrt(2 log(1/delta) + log(det V_t / lambda^d)) + sqrt(lambda) S
+     (Abbasi-Yadkori et al. 2011; the paper's C_t in V_t's 1/sigma^2 weighting), delta
+     the run's: the rule's state carries log(1/delta) (`jbai.stops.with_delta`), so a
+     run takes one delta, and a run to a budget, which has none, refuses the rule;
   3. pull the arm that most shrinks the uncertainty of that gap, y_t = x_i_t - x_j_t:
      argmin_a ||y_t||^2_{(V_t + x_a x_a^T / sigma^2)^-1}, that is (Sherman-Morrison)
      argmax_a (x_a^T V_t^-1 y_t)^2 / (sigma^2 + x_a^T V_t^-1 x_a), ties at random
@@ -21,10 +23,8 @@ the paper initialises and as FWS's and LinBAI.jl's codes do.
 Departures: the paper's main variant tracks the optimal static ratio of the
 direction y_t (a linear program per step); this is its greedy variant. The paper
 stops when the challenger's index B(t) <= eps; here the rule runs with the GLLR
-stop against the run's threshold, and C_t uses its own confidence `confidence`
-(delta_c, default 0.1) and bound `theta_bound` (S >= ||theta||, default 1), since a
-sampling rule does not see the run's delta. Linear model only: any other family
-is refused with one line.
+stop against the run's threshold (eps = 0). S >= ||theta||_2 is `theta_bound`
+(default 1). Linear model only: any other family is refused with one line.
 """
 
 from typing import NamedTuple
@@ -42,7 +42,7 @@ NAME = "lingape"
 
 
 class GapState(NamedTuple):
-  log_inv_delta: jax.Array  # [] float, log(1 / confidence) of the challenger's bonus
+  log_inv_delta: jax.Array  # [] float, log(1/delta) of the run (`jbai.stops.with_delta`)
   theta_bound: jax.Array    # [] float, S
 
 
@@ -69,26 +69,23 @@ def _select(key, family, arm_stats, state):
   return jnp.where(first, least_sampled(arm_stats.counts), arm).astype(jnp.int32), state
 
 
-def lingape(confidence: float = 0.1, theta_bound: float = 1.0) -> Rule:
+def lingape(theta_bound: float = 1.0) -> Rule:
   """LinGapE (Xu, Honda & Sugiyama 2018), greedy selection: pull the arm that most
   shrinks the uncertainty of the leader's gap to its optimistic challenger.
-  Linear model only.
+  Linear model only; its bonus takes the run's delta (one per run).
 
   Args:
-    confidence: delta_c in (0, 1) of the challenger's confidence bonus C_t.
-    theta_bound: S >= ||theta||_2 in C_t.
+    theta_bound: S >= ||theta||_2 in the confidence radius C_t.
 
   Returns:
     The rule.
   """
-  if not 0 < confidence < 1:
-    raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-  if not (np.isfinite(theta_bound) and theta_bound >= 0):
+  if isinstance(theta_bound, bool) or not (np.isfinite(theta_bound) and theta_bound >= 0):
     raise ValueError(f"theta_bound must be a finite number >= 0, got {theta_bound!r}")
-  log_inv, bound = float(np.log(1 / confidence)), float(theta_bound)
-  return Rule(NAME, lambda num_arms: GapState(hyper(log_inv), hyper(bound)), _select,
-              (("confidence", float(confidence)), ("theta_bound", bound)),
-              runtime=("confidence", "theta_bound"))
+  bound = float(theta_bound)
+  # log(1/delta) is a placeholder until the run sets its own (jbai.stops.with_delta).
+  return Rule(NAME, lambda num_arms: GapState(hyper(np.log(10.0)), hyper(bound)), _select,
+              (("theta_bound", bound),), runtime=("theta_bound",))
 
 
 __all__ = ["GapState", "NAME", "lingape"]
