@@ -187,3 +187,13 @@ def test_cli_grad_refuses_the_linear_model_in_one_line(capsys):
   assert cli.main(["grad", "--arms", "1,0;0,1", "--theta", "1,0", "--trials", "2"]) == 2
   err = capsys.readouterr().err
   assert err.count("\n") == 1 and "jbai grad does not take the linear model" in err, err
+
+
+def test_cli_runs_lingape_by_default_on_the_linear_model():
+  """Without --rule, --arms runs lingape (xy-static at a budget), not ITCB."""
+  for extra, rule in (([], "lingape"), (["--budget", "50"], "xy-static")):
+    args = cli.build_parser().parse_args(["run", "--arms", "1,0;0,1;0.6,0.8", "--theta",
+                                          "1,0"] + extra)
+    from jbai.cli.args import fill_defaults
+    fill_defaults(args)
+    assert args.rule == [rule] and args.means is None

@@ -53,6 +53,12 @@ QUESTIONS = {
 }
 
 
+# The linear model's default rules (--arms), at a fixed confidence and at a budget:
+# LinGapE stops near Track-and-Stop without an oracle per step, where TCB, which pulls
+# only the leader and its challenger, does not; XY-static needs no delta.
+LINEAR_RULES = {False: "lingape", True: "xy-static"}
+
+
 def question_of(args) -> str:
   """The question of a command line: --top, --above, --eps-good EPS > 0, else the
   best arm (--eps-good 0 asks for the best arm).
@@ -77,14 +83,17 @@ def fill_defaults(args) -> None:
   if getattr(args, "rule", "") is None:
     at_budget = getattr(args, "budget", None) is not None
     args.rule = [question.budget if at_budget else question.confidence]
+    if getattr(args, "arms", None) is not None:  # the linear model (docs/guide/linear.md)
+      args.rule = [LINEAR_RULES[at_budget]]
   if getattr(args, "means", "") is None and getattr(args, "arms", None) is None:
     args.means = number_list(question.means)  # with --arms, the means are X theta
 
 
 def defaults_help() -> str:
   """The default rules of `QUESTIONS`, for --help."""
-  return "; ".join(f"{name}: {q.confidence} (at a budget: {q.budget})"
-                   for name, q in QUESTIONS.items())
+  return "; ".join([f"{name}: {q.confidence} (at a budget: {q.budget})"
+                    for name, q in QUESTIONS.items()] +
+                   [f"linear (--arms): {LINEAR_RULES[False]} (at a budget: {LINEAR_RULES[True]})"])
 
 
 class UsageError(ValueError):
@@ -298,7 +307,8 @@ def add_rule_args(p):
                  help="sampling rule(s), comma-separated: compared side by side "
                  "(see `jbai rules`); default, by question: " + defaults_help())
   p.add_argument("--threshold", type=name_list, default=None,
-                 help="stopping threshold(s) of the GLLR stop: gk16 (default), kk, paper")
+                 help="stopping threshold(s) of the GLLR stop: gk16 (default), kk, paper; "
+                 "linear-sn for the linear model (--arms)")
   p.add_argument("--stop", choices=STOPS,
                  default=None,
                  help="stopping rule: gllr (the GLLR against --threshold), confidence "
