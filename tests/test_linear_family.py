@@ -183,10 +183,20 @@ def test_track_and_stop_is_delta_correct_on_the_soare_instance():
   assert 1 < ratio < 3
 
 
-def test_cli_grad_refuses_the_linear_model_in_one_line(capsys):
-  assert cli.main(["grad", "--arms", "1,0;0,1", "--theta", "1,0", "--trials", "2"]) == 2
+def test_cli_grad_gives_the_gradients_in_theta(capsys):
+  """jbai grad --arms: X^T times the gradients in the means; T* = 18 / c^2 at
+  theta = c e1 (cos w = 0.6, cot(w/2) = 2), so dT* log(1/delta)/dtheta_1 = -36 log 10.
+  --budget with --arms is refused in one line."""
+  import json
+  assert cli.main(["grad", "--arms", "1,0;0,1;0.6,0.8", "--theta", "1,0", "--rule",
+                   "lingape", "--delta", "0.1", "--trials", "20", "--json"]) == 0
+  rec = json.loads(capsys.readouterr().out)
+  np.testing.assert_allclose(rec["grad_t_star_log_theta"][0], -36 * math.log(10), rtol=1e-3)
+  x = np.array([[1, 0], [0, 1], [0.6, 0.8]])
+  np.testing.assert_allclose(rec["grad_mean_tau_theta"], x.T @ rec["grad_mean_tau"], rtol=1e-9)
+  assert cli.main(["grad", "--arms", "1,0;0,1", "--theta", "1,0", "--budget", "10"]) == 2
   err = capsys.readouterr().err
-  assert err.count("\n") == 1 and "jbai grad does not take the linear model" in err, err
+  assert err.count("\n") == 1 and "does not take the linear model" in err, err
 
 
 def test_cli_runs_lingape_by_default_on_the_linear_model():
