@@ -49,6 +49,9 @@ def _bounded_memory_maps():
 # Node-id prefixes of tests in the slow tier besides those decorated
 # @pytest.mark.slow.
 SLOW = (
+    "tests/test_linear_family.py::test_rules_stop_and_answer_the_best_arm[lingape",
+    "tests/test_linear_family.py::test_rules_stop_and_answer_the_best_arm[xy-static",
+    "tests/test_linear_family.py::test_cli_grad_gives_the_gradients_in_theta",
     "tests/test_tcb.py::test_allocation_converges_to_w_star",
     "tests/test_oracle.py::test_values_and_gradients_are_finite_at_the_edges_of_theta[means1",
     "tests/test_oracle.py::test_values_and_gradients_are_finite_at_the_edges_of_theta[means2",

@@ -11,6 +11,7 @@ import re
 import sys
 from typing import NamedTuple
 
+from jbai.cli.linear import arms_matrix
 from jbai.stops import STOPS
 
 DEFAULT_RUN = {"family": "gaussian", "means": "1.2,1,1,1,1", "rule": "itcb",
@@ -52,6 +53,12 @@ QUESTIONS = {
 }
 
 
+# The linear model's default rules (--arms), at a fixed confidence and at a budget:
+# LinGapE stops near Track-and-Stop without an oracle per step, where TCB, which pulls
+# only the leader and its challenger, does not; XY-static needs no delta.
+LINEAR_RULES = {False: "lingape", True: "xy-static"}
+
+
 def question_of(args) -> str:
   """The question of a command line: --top, --above, --eps-good EPS > 0, else the
   best arm (--eps-good 0 asks for the best arm).
@@ -76,14 +83,17 @@ def fill_defaults(args) -> None:
   if getattr(args, "rule", "") is None:
     at_budget = getattr(args, "budget", None) is not None
     args.rule = [question.budget if at_budget else question.confidence]
-  if getattr(args, "means", "") is None:
-    args.means = number_list(question.means)
+    if getattr(args, "arms", None) is not None:  # the linear model (docs/guide/linear.md)
+      args.rule = [LINEAR_RULES[at_budget]]
+  if getattr(args, "means", "") is None and getattr(args, "arms", None) is None:
+    args.means = number_list(question.means)  # with --arms, the means are X theta
 
 
 def defaults_help() -> str:
   """The default rules of `QUESTIONS`, for --help."""
-  return "; ".join(f"{name}: {q.confidence} (at a budget: {q.budget})"
-                   for name, q in QUESTIONS.items())
+  return "; ".join([f"{name}: {q.confidence} (at a budget: {q.budget})"
+                    for name, q in QUESTIONS.items()] +
+                   [f"linear (--arms): {LINEAR_RULES[False]} (at a budget: {LINEAR_RULES[True]})"])
 
 
 class UsageError(ValueError):
@@ -289,6 +299,14 @@ def add_family_args(p):
                  help="with --unknown-variance, the costs and stop: uv, the GLR of the "
                  "unknown-variance model (default), or ev, the known-variance GLR with the "
                  "empirical variances plugged in")
+  p.add_argument("--arms", type=arms_matrix, default=None, metavar="X",
+                 help="a linear bandit's arms: the [K, d] features inline, rows separated by "
+                 "';' (e.g. \"1,0;0,1;0.995,0.0998\") or a .npy/.csv file; with --theta, "
+                 "the means are X theta (docs/guide/linear.md)")
+  p.add_argument("--theta", type=number_list, default=None,
+                 help="with --arms: theta in R^d, comma-separated")
+  p.add_argument("--ridge", type=number, default=None,
+                 help="with --arms: the ridge lambda > 0 of the least squares (default 1)")
   p.add_argument("--shape", type=number, default=None, help="Weibull shape k")
   p.add_argument("--lo", type=number, default=None, help="lower end of Theta")
   p.add_argument("--hi", type=number, default=None, help="upper end of Theta")
@@ -301,7 +319,8 @@ def add_rule_args(p):
                  "(see `jbai rules`); default, by question: " + defaults_help())
   p.add_argument("--threshold", type=name_list, default=None,
                  help="stopping threshold(s) of the GLLR stop: gk16 (default), kk, paper; "
-                 "with --unknown-variance uv or ev (default: the --glr's)")
+                 "with --unknown-variance uv or ev (default: the --glr's); linear-sn for "
+                 "the linear model (--arms)")
   p.add_argument("--stop", choices=STOPS,
                  default=None,
                  help="stopping rule: gllr (the GLLR against --threshold), confidence "

@@ -168,6 +168,10 @@ def cmd_grad(args) -> int:
   """`jbai grad`: returns 0."""
   import jax
   from jbai.host.simulate import simulate
+  linear = any(getattr(args, k, None) is not None for k in ("arms", "theta", "ridge"))
+  if linear and getattr(args, "budget", None) is not None:
+    raise ValueError("jbai grad --budget does not take the linear model (--arms) yet; "
+                     "run it at a fixed confidence")
   if args.out:
     check_output(args.out, "--out")  # before anything runs: a bad --out loses no work
   wrt = getattr(args, "wrt", "means")
@@ -201,8 +205,26 @@ def cmd_grad(args) -> int:
     if estimator in DIFFERENCES:
       for rec in new:
         rec["h"] = h
+    if linear and wrt == "means":
+      for rec in new:
+        _in_theta(rec, plan.family)
     records += new
   return _finish(args, records, plan.means)
+
+
+THETA_GRADS = ("grad_mean_tau", "grad_error_rate", "grad_t_star_log")
+
+
+def _in_theta(rec: dict, family) -> None:
+  """Adds to a record of the linear model the gradients in theta of E[tau],
+  P(error) and T* log(1/delta): X^T times those in the means (the means are
+  X theta, and the law of a run depends on theta through them only). Their
+  standard errors would need the estimates' covariance across arms: not given."""
+  import numpy as np
+  from jbai.linear import spec_of
+  x = spec_of(family).features
+  for key in THETA_GRADS:
+    rec[key + "_theta"] = (x.T @ np.asarray(rec[key], float)).tolist()
 
 
 def _finish(args, records: list, means) -> int:
@@ -220,6 +242,9 @@ def _finish(args, records: list, means) -> int:
       _print_budget_grad(rec)
     elif rec["wrt"] == "means":
       render.print_grad(rec, means)
+      for key in THETA_GRADS:
+        if key + "_theta" in rec:
+          print(f"  d{key[5:]}/dtheta  [{', '.join(f'{v:.5g}' for v in rec[key + '_theta'])}]")
     else:
       _print_param_grad(rec)
   return 0

@@ -24,6 +24,8 @@ def cmd_oracle(args) -> int:
   family = family_from_args(args)
   means = args.means
   deltas = checked_deltas(args.delta)
+  if getattr(args, "arms", None) is not None:
+    return _linear(args, family, means, deltas)
   eps = getattr(args, "eps_good", None)
   problem = _problem(args)
   if per_arm(family):
@@ -59,6 +61,39 @@ def cmd_oracle(args) -> int:
     render.print_json(out)
   else:
     render.print_oracle(out, logs)
+  return 0
+
+
+def _linear(args, family, means, deltas) -> int:
+  """`jbai oracle --arms X --theta THETA`: T* and w* of the linear model by
+  `jbai.linear.linear_solve` (its ascent, polish and certificate, in float64)."""
+  import numpy as np
+  from jbai.core.inputs import log_inv_delta
+  from jbai.linear import linear_solve, spec_of
+  for option, given in (("--eps-good", getattr(args, "eps_good", None) is not None),
+                        ("--top", getattr(args, "top", None) is not None),
+                        ("--above", getattr(args, "above", None) is not None),
+                        ("--budget", args.budget), ("--method optax", args.method != "exact")):
+    if given:
+      raise ValueError(f"the linear model's oracle is the best arm's; it does not take {option}")
+  spec = spec_of(family)
+  sol = linear_solve(np.asarray(spec.features), np.asarray(args.theta, float), spec.sigma)
+  t_star = float(sol.t_star)
+  logs = [float(v) * t_star for v in log_inv_delta(deltas)]
+  single = len(deltas) == 1
+  out = {"family": repr(family), "arms": spec.features.tolist(),
+         "theta": [float(v) for v in args.theta], "means": means,
+         "w": [float(x) for x in np.asarray(sol.w)], "gamma": float(sol.gamma),
+         "t_star": t_star, "gap": float(sol.gap), "converged": bool(sol.converged),
+         "delta": deltas[0] if single else deltas, "t_star_log": logs[0] if single else logs,
+         "method": "linear"}
+  if args.json:
+    render.print_json(out)
+  else:
+    render.print_oracle(out, logs)
+    if not out["converged"]:
+      print(f"not converged: T*(nu) lies in [{t_star / (1 + out['gap']):.6g}, {t_star:.6g}] "
+            "(the certificate of jbai.linear.linear_solve)")
   return 0
 
 

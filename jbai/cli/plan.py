@@ -16,11 +16,15 @@ PREFERRED_RULES = ("ebtci", "ebtc", "itcb", "tcb")
 
 
 def family_from_args(args):
-  """Builds the family from --family and its parameter options: with a --sigma list
-  of several values or --unknown-variance, a model of Gaussian arms with a sigma
-  per arm (`per_arm_family`)."""
+  """Builds the family from --family and its parameter options: the linear family
+  of --arms and --theta (`linear_from_args`); with a --sigma list of several values
+  or --unknown-variance, a model of Gaussian arms with a sigma per arm
+  (`per_arm_family`)."""
   from jbai.families import BUILTIN, get
   sigma = getattr(args, "sigma", None)
+  if any(getattr(args, k, None) is not None for k in ("arms", "theta", "ridge")):
+    from jbai.cli.linear import linear_from_args
+    return linear_from_args(args)
   if getattr(args, "glr", None) is not None and not getattr(args, "unknown_variance", False):
     raise ValueError(f"--glr {args.glr} chooses the GLR of --unknown-variance; give "
                      "--unknown-variance too")

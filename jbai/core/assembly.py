@@ -30,6 +30,7 @@ from jbai import problems, stops
 from jbai.core import inputs
 from jbai.eps_transport import check_slack
 from jbai.families.base import Family
+from jbai.linear import family as linear_family
 from jbai.problems.base import Problem
 from jbai.rules.base import Rule, recommendation
 from jbai.stops.eps_good import NAME as EPS_GLLR, eps_gllr, eps_of, threshold_of
@@ -84,9 +85,11 @@ def assemble(family, rule, threshold=None, problem: Optional[Problem] = None, *,
                        f"{given[0]}: pass {given[0]}=None")
     problem = problems.question(problem)
     family, rule = inputs.as_family(family), inputs.as_rule(fitted(rule, problem))
+    check_model(family, rule, problem)
     return Plan(family, rule, stops.budget_stop(recommendation(rule), problem), problem)
   problem = problems.question(problem, eps_good)
   rule = inputs.as_rule(fitted(rule, problem))
+  check_model(inputs.as_family(family), rule, problem)
   family, rule, stop = inputs.resolve(family, rule, stop_for(rule, threshold, problem))
   eps = eps_of(stop)
   if eps > 0:  # at or beyond Theta's width every arm is eps-good: nothing to identify
@@ -97,6 +100,23 @@ def assemble(family, rule, threshold=None, problem: Optional[Problem] = None, *,
     elif eps > 0:  # an eps-GLLR stop, or a rule built for eps-good answers with its own
       problem = problems.eps_good(eps)
   return Plan(family, rule, stop, problem)
+
+
+def check_model(family: Family, rule: Rule, problem: Problem) -> None:
+  """A model whose arms share parameters (the linear bandit, `jbai.linear.family`)
+  runs the best-arm question with the rules that read its costs, its oracle or
+  nothing of the family (`jbai.linear.family.rule_refusal`).
+
+  Raises:
+    ValueError: one line naming the rule or the question.
+  """
+  if not linear_family.is_linear(family):
+    return
+  if problem.name != "best-arm":
+    raise ValueError(f"the linear model answers the best arm only, not {problem!r}")
+  why = linear_family.rule_refusal(rule)
+  if why is not None:
+    raise ValueError(why)
 
 
 QUESTION_PARAMS = {"eps-good": {"eps": "eps_good"}, "top-m": {"m": "m"},

@@ -111,7 +111,7 @@ def check_linear(features: ArrayLike, theta: ArrayLike, sigma: ArrayLike = 1.0,
   tied = others & (mu >= mu[best] - tol * scale)
   if np.any(tied):
     raise ValueError(f"the best arm is tied: arms {best} and {int(np.argmax(tied))} have "
-                     f"means {mu[best]!r} and {mu[np.argmax(tied)]!r} under theta = "
+                     f"means {float(mu[best])!r} and {float(mu[np.argmax(tied)])!r} under theta = "
                      f"{th.tolist()}")
   return x, th, s
 
@@ -143,4 +143,35 @@ def linear_bandit(features: ArrayLike, theta: ArrayLike, sigma: ArrayLike = 1.0,
   return LinearBandit(jnp.asarray(x, dtype), jnp.asarray(th, dtype), jnp.asarray(s, dtype))
 
 
-__all__ = ["DEFAULT_TOL", "LinearBandit", "check_linear", "linear_bandit", "means"]
+def soare(omega: float = 0.1, d: int = 2) -> tuple:
+  """Soare, Lazaric & Munos (2014, Sec. 6)'s hard instance: the d unit vectors
+  e_1, ..., e_d and x_{d+1} = (cos omega, sin omega, 0, ..., 0), theta = e_1 (the
+  first experiment of Degenne et al. 2020 too). x_{d+1} is nearly best, and the
+  arm that tells it from e_1 is e_2: T* = 2 (1 + cot(omega / 2))^2 / sigma^2, w*
+  proportional to (1 - cos omega, sin omega) on e_1, e_2 and 0 elsewhere.
+
+  Args:
+    omega: the angle in (0, pi/2) between x_{d+1} and e_1.
+    d: the dimension, >= 2.
+
+  Returns:
+    (features [d + 1, d], theta [d]) as numpy float64 arrays.
+
+  Raises:
+    ValueError: for omega outside (0, pi/2) or d < 2.
+
+  Example:
+    >>> x, th = soare(0.5, 3)
+    >>> x.shape, th.tolist()
+    ((4, 3), [1.0, 0.0, 0.0])
+  """
+  if not 0 < omega < np.pi / 2:
+    raise ValueError(f"omega must be in (0, pi/2), got {omega!r}")
+  if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 2:
+    raise ValueError(f"d must be an integer >= 2, got {d!r}")
+  x = np.vstack([np.eye(d), np.zeros(d)])
+  x[d, :2] = np.cos(omega), np.sin(omega)
+  return x, np.eye(d)[0]
+
+
+__all__ = ["DEFAULT_TOL", "LinearBandit", "check_linear", "linear_bandit", "means", "soare"]

@@ -118,6 +118,10 @@ def _ascent(features, theta, inv_var, best, steps, temperatures):
   t_first, t_last = temperatures
   decay = jnp.asarray((t_last / t_first) ** (1 / max(steps - 1, 1)), dtype)
   tiny = jnp.finfo(dtype).tiny
+  # A weight's floor: eps^2 keeps 1/w and its square finite (a weight at `tiny`
+  # overflows ||x* - x||^2_{A^-1} and the gradient to inf/inf = NaN in float32, on
+  # Soare's instance at d = 3), far below any weight that moves Gamma in the dtype.
+  floor = jnp.finfo(dtype).eps ** 2
 
   def body(i, w):
     temperature = t_first * decay ** i
@@ -126,7 +130,7 @@ def _ascent(features, theta, inv_var, best, steps, temperatures):
     lam = jax.nn.softmax(jnp.where(is_best, -jnp.inf, -log_f / temperature))
     grad = _log_grad(g, n, inv_var, best, lam)  # sum_a w_a grad_a = 1
     w = w * grad ** jnp.minimum(STEP_SCALE * temperature, 0.5)
-    return jnp.maximum(w / jnp.sum(w), tiny)
+    return jnp.maximum(w / jnp.sum(w), floor)
 
   return jax.lax.fori_loop(0, steps, body, jnp.full((k,), 1.0 / k, dtype))
 

@@ -27,6 +27,7 @@ from jbai.rules.itcb import itcb
 from jbai.rules.kl_lucb import kl_lucb
 from jbai.rules.kl_racing import kl_racing
 from jbai.rules.lil_ucb import lil_ucb
+from jbai.rules.lingape import lingape
 from jbai.rules.lucb1 import lucb1
 from jbai.rules.lucb1_eps import lucb1_eps
 from jbai.rules.lucb_top_m import lucb_top_m
@@ -48,6 +49,7 @@ from jbai.rules.ucb_e import ucb_e
 from jbai.rules.ugape import ugape
 from jbai.rules.ugape_b import ugape_b
 from jbai.rules.uniform import uniform
+from jbai.rules.xy_static import xy_static
 
 RULES = {
     "tcb": tcb,
@@ -85,6 +87,8 @@ RULES = {
     "adaptive-ucb-e": adaptive_ucb_e,
     "ugape-b": ugape_b,
     "anytime-halving": anytime_halving,
+    "xy-static": xy_static,  # the linear model's (jbai.linear.linear_family)
+    "lingape": lingape,
 }
 
 # Rules that sample for another question than the best arm (`jbai.problems`), built
@@ -136,4 +140,4 @@ __all__ = ["ALL", "OTHER_QUESTIONS", "RULES", "Rule", "always_top", "apt", "best
            "lucb1", "kl_lucb", "lucb_top_m", "ugape", "lil_ucb", "kl_racing", "chernoff_racing", "exp_gap",
            "ebtc_eps", "ebtc_eps_ids", "ebtc_top_m", "lucb1_eps", "tas_c_eps", "tas_d_eps",
            "successive_rejects", "sequential_halving", "ucb_e", "adaptive_ucb_e", "ugape_b",
-           "anytime_halving"]
+           "anytime_halving", "lingape", "xy_static"]

@@ -1,12 +1,15 @@
 """Stopping thresholds beta_t(delta) for the GLLR stopping rule (paper eq. stop), by name.
 
 Three thresholds for every family are registered in `THRESHOLDS`, one per file, and
-two of one model in `MODEL_THRESHOLDS`; `get` names all five:
+three of one model in `MODEL_THRESHOLDS`; `get` names all six:
 
   * `gk16`: log((1 + log t) / delta), the heuristic of Garivier & Kaufmann (2016).
   * `kk`: the delta-correct threshold of Kaufmann & Koolen (2021) for
     one-parameter exponential families, with the sharper Gaussian calibration of
     Jourdan et al. (2022) when the family is Gaussian.
+  * `linear-sn`: the self-normalised bound of Abbasi-Yadkori et al. (2011) on the
+    linear model's GLLR (`jbai.linear.linear_family` only), proven; on that model
+    `gk16` is the linear literature's heuristic.
   * `paper`: Theorem 1 (delta-PAC) of the paper, for general families that meet
     its Assumption 7, in a computable conservative form.
   * `ev`, `uv`: for Gaussian arms whose variances are unknown (issue 76), the
@@ -26,11 +29,13 @@ from jbai.thresholds.base import (PREFERRED, LogDelta, Threshold, check, float_d
                                   log_inv_delta, log_ratio, refusal)
 from jbai.thresholds.gk16 import gk16
 from jbai.thresholds.kk import c_gaussian, h_inverse, kk, t_kk
+from jbai.thresholds.linear import linear_sn
 from jbai.thresholds.paper import paper
 from jbai.thresholds.variance import ev_threshold, uv_threshold
 
 THRESHOLDS = {"gk16": gk16, "kk": kk, "paper": paper}
-MODEL_THRESHOLDS = {"ev": ev_threshold, "uv": uv_threshold}  # Gaussian, unknown variances
+# Of one model: Gaussian arms with unknown variances; the linear model.
+MODEL_THRESHOLDS = {"ev": ev_threshold, "uv": uv_threshold, "linear-sn": linear_sn}
 
 
 def get(name: str, **params) -> Threshold:
@@ -44,6 +49,6 @@ def get(name: str, **params) -> Threshold:
 check_family = check
 
 __all__ = ["MODEL_THRESHOLDS", "PREFERRED", "THRESHOLDS", "LogDelta", "Threshold", "c_gaussian", "check", "check_family",
-           "ev_threshold", "uv_threshold",
+           "ev_threshold", "uv_threshold", "linear_sn",
            "float_delta", "get", "gk16", "h_inverse", "kk", "log_inv_delta", "log_ratio",
            "paper", "refusal", "t_kk"]

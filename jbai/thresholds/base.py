@@ -36,7 +36,7 @@ from jbai.families.base import Family
 
 # Thresholds in the order they are suggested when one does not apply: proven
 # ones first, the heuristic last.
-PREFERRED = ("kk", "uv", "ev", "paper", "gk16")
+PREFERRED = ("linear-sn", "kk", "uv", "ev", "paper", "gk16")
 
 # The Gaussian models whose pair bound is the Gaussian one of Jourdan et al. (2022),
 # each arm's deviation normalised by its own known sigma (`kk`'s calibration).
@@ -111,6 +111,10 @@ def log_ratio(numerator: float, delta) -> jax.Array:
 
 def _reason(name: str, family: Family) -> Optional[str]:
   """`refusal` for the threshold of this name."""
+  linear = family.name == "linear" and "features" in dict(family.params)
+  if name == "linear-sn" and not linear:
+    return (f"threshold 'linear-sn' is the linear model's (jbai.linear.linear_family), "
+            f"not the {family.name!r} family's")
   if name == "paper":
     curvature = family.curvature
     if curvature is None or not curvature > 0:
@@ -141,6 +145,7 @@ def refusal(threshold: Threshold, family: Family) -> Optional[str]:
     `jbai.families.exponential_family`, and `weibull`, exponential in x^k).
   * `ev` is proven for the unknown-variance models' EV-GLR and GLR (families
     gaussian-ev and gaussian-uv), `uv` for the GLR alone (gaussian-uv).
+  * `linear-sn` is the linear model's (`jbai.thresholds.linear`).
   * `gk16` (a heuristic) and thresholds unknown to this module apply to every
     family.
 

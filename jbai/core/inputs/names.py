@@ -95,10 +95,13 @@ def rule_refusal(family, rule, num_arms: int) -> Optional[str]:
   a rule refuses a family with a ValueError when it is traced. The rule's own
   advice is dropped (the caller suggests options checked against the whole
   command)."""
+  from jbai.linear.family import is_linear, rule_refusal as linear_refusal
   from jbai.state import empty_stats
   model = variance_families.refusal(family, rule.name) if builtin_rule(rule) else None
   if model is not None:
     return _RULE_HINT.sub("", model)
+  if is_linear(family) and linear_refusal(rule) is not None:
+    return _RULE_HINT.sub("", linear_refusal(rule))
   try:
     jax.eval_shape(lambda key: rule.select(key, family, empty_stats(family, num_arms),
                                            rule.init(num_arms)), jax.random.key(0))
