@@ -91,9 +91,8 @@ def test_every_refusal_suggests_a_combination_that_is_accepted():
   # Some combination runs for every family, and every threshold for some family.
   for family in families.BUILTIN:
     assert any(k[0] == family and k not in found for k in COMBINATIONS)
-  for threshold in thresholds.THRESHOLDS:  # linear-sn is the linear model's (test_linear_family)
-    assert threshold == "linear-sn" or any(k[1] == threshold and k not in found
-                                           for k in COMBINATIONS)
+  for threshold in thresholds.THRESHOLDS:
+    assert any(k[1] == threshold and k not in found for k in COMBINATIONS)
 
 
 def test_lists_get_every_refused_entry_replaced():

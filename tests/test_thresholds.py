@@ -15,7 +15,7 @@ from jbai import thresholds as th
 from jbai.state import arm_stats
 from jbai.thresholds.kk import _h_tilde
 
-NAMES = ["gk16", "kk", "paper"]  # linear-sn, the linear model's: tests/test_linear_family.py
+NAMES = ["gk16", "kk", "paper"]  # of one model (MODEL_THRESHOLDS): ev, uv, linear-sn
 
 
 def make_stats(family, counts, means):
@@ -339,7 +339,7 @@ def test_check_accepts_and_rejects():
 def test_get_unknown_raises():
   with pytest.raises(ValueError, match="nope"):
     th.get("nope")
-  assert set(th.THRESHOLDS) == set(NAMES) | {"linear-sn"}
+  assert set(th.THRESHOLDS) == set(NAMES)
   assert th.get("paper", eps=0.1) == th.paper(eps=0.1)
   assert th.get("paper") != th.paper(eps=0.1)
 
