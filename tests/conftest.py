@@ -37,18 +37,48 @@ os.environ[cores.ENV_DEVICES] = "1"
 jbai.enable_compilation_cache(suite_cache_dir(), max_bytes=-1)
 
 
+# A worker frees JAX's compiled programs after a test where it has grown by more than
+# this since it last did (or started): the tiers' workers reach 4 GB and more resident
+# otherwise, and four of them on a CI machine of 16 GB swap. A program needed again is
+# loaded from the persistent compilation cache. $JBAI_TEST_RSS_GROWTH (bytes) overrides
+# it; 0 frees them after every test (a check that no test leans on another's programs).
+RSS_GROWTH = int(os.environ.get("JBAI_TEST_RSS_GROWTH", 3 << 29))  # 1.5 GiB
+_rss_after_clear = [0]
+
+
+def _resident_bytes() -> int:
+  """This process's resident memory (0 where /proc is missing)."""
+  try:
+    with open("/proc/self/statm") as f:
+      return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+  except (OSError, ValueError, IndexError):
+    return 0
+
+
 @pytest.fixture(autouse=True)
-def _bounded_memory_maps():
+def _bounded_memory():
   """One process runs every test of a tier and compiles a few thousand programs:
   after each test, free them where they near the kernel's limit on mappings
-  (see `jbai.host.memory_maps`; past the limit XLA crashes with a segmentation fault)."""
+  (see `jbai.host.memory_maps`; past the limit XLA crashes with a segmentation fault)
+  or where the worker's resident memory grew by RSS_GROWTH since it last freed them."""
   yield
-  memory_maps.relieve()
+  if memory_maps.relieve() or _resident_bytes() > _rss_after_clear[0] + RSS_GROWTH:
+    jax.clear_caches()
+    _rss_after_clear[0] = _resident_bytes()
 
 
 # Node-id prefixes of tests in the slow tier besides those decorated
 # @pytest.mark.slow.
 SLOW = (
+    # 2026-12-07, the fast tier at 521 s cold on 2 vCPUs: five of its longest, each
+    # with a sibling there (a rollout to a budget, Bernoulli trials across pools in
+    # test_engine, a long trial's counts in test_defects, a top-m rollout, the pair
+    # costs by mask).
+    "tests/test_rollout.py::test_a_traced_budget_reuses_the_program_and_gives_the_trials",
+    "tests/test_float32_invariance.py::test_the_issues_bernoulli_trials_do_not_depend_on_the_pool",
+    "tests/test_defects.py::test_a_trial_runs_past_2_31_pulls",
+    "tests/test_problems.py::test_a_rollout_of_the_top_m_runs_under_a_users_jit_and_vmap_as_alone",
+    "tests/test_transport.py::test_pair_costs_read_the_leader_alike_by_mask_and_by_gather",
     "tests/test_linear_family.py::test_rules_stop_and_answer_the_best_arm[lingape",
     "tests/test_linear_family.py::test_rules_stop_and_answer_the_best_arm[xy-static",
     "tests/test_linear_family.py::test_cli_grad_gives_the_gradients_in_theta",

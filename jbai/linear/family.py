@@ -257,7 +257,7 @@ def _build(arms: Arms, sigma: float, ridge: float) -> Family:
 # The others read kl per arm (confidence bounds, eliminations, Frank-Wolfe's
 # subgradients, the warm oracle) and are refused.
 RULES = frozenset({"tcb", "itcb", "uniform", "t3c", "ebtc", "ebtci", "best-challenger",
-                   "tas-c", "tas-d", "t3c-tuned", "xy-static", "lingape"})
+                   "tas-c", "tas-d", "t3c-tuned", "xy-static", "lingape", "tcb-linear"})
 EXACT_ORACLE = frozenset({"tas-c", "tas-d", "best-challenger", "t3c-tuned"})
 
 

@@ -49,6 +49,7 @@ from jbai.rules.ucb_e import ucb_e
 from jbai.rules.ugape import ugape
 from jbai.rules.ugape_b import ugape_b
 from jbai.rules.uniform import uniform
+from jbai.rules.tcb_linear import tcb_linear
 from jbai.rules.xy_static import xy_static
 
 RULES = {
@@ -89,6 +90,7 @@ RULES = {
     "anytime-halving": anytime_halving,
     "xy-static": xy_static,  # the linear model's (jbai.linear.linear_family)
     "lingape": lingape,
+    "tcb-linear": tcb_linear,
 }
 
 # Rules that sample for another question than the best arm (`jbai.problems`), built
@@ -140,4 +142,4 @@ __all__ = ["ALL", "OTHER_QUESTIONS", "RULES", "Rule", "always_top", "apt", "best
            "lucb1", "kl_lucb", "lucb_top_m", "ugape", "lil_ucb", "kl_racing", "chernoff_racing", "exp_gap",
            "ebtc_eps", "ebtc_eps_ids", "ebtc_top_m", "lucb1_eps", "tas_c_eps", "tas_d_eps",
            "successive_rejects", "sequential_halving", "ucb_e", "adaptive_ucb_e", "ugape_b",
-           "anytime_halving", "lingape", "xy_static"]
+           "anytime_halving", "lingape", "tcb_linear", "xy_static"]
