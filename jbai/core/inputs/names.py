@@ -5,7 +5,7 @@ refusing a threshold or stop that does not apply to the family or rule; a
 rule of the user's (any object with `init` and `select`) runs as a `Rule`, its
 arms checked on a trial's first steps (`check_rule_arms`), and `rule_refusal`
 says why a rule does not apply to a family, found by tracing its `select` (and,
-on the unknown-variance model, by name: `jbai.variance.families.refusal`).
+on the unknown-variance and bounded models, by name: `model_refusal`).
 """
 
 import functools
@@ -25,6 +25,7 @@ from jbai.core.inputs.values import shown
 from jbai.families.base import Family, draw
 from jbai.rules.base import Rule
 from jbai.thresholds import Threshold
+from jbai.bounded import family as bounded_family
 from jbai.variance import families as variance_families
 
 
@@ -89,6 +90,17 @@ _RULE_HINT = re.compile(r";\s*use\b.*$")
 
 
 @functools.lru_cache(maxsize=256)
+def model_refusal(family, rule) -> Optional[str]:
+  """Why a built-in rule does not run on a model that refuses rules by name (the
+  unknown-variance Gaussian one, `jbai.variance.families.refusal`; the bounded one,
+  `jbai.bounded.family.refusal`: rules that would read the truth through the
+  oracle), or None."""
+  if not builtin_rule(rule):
+    return None
+  return (variance_families.refusal(family, rule.name)
+          or bounded_family.refusal(family, rule.name))
+
+
 def rule_refusal(family, rule, num_arms: int) -> Optional[str]:
   """Why `rule` does not apply to `family` (None when it does), found by tracing
   its `select` on abstract values at the run's `num_arms` arms (no compilation):
@@ -96,7 +108,7 @@ def rule_refusal(family, rule, num_arms: int) -> Optional[str]:
   advice is dropped (the caller suggests options checked against the whole
   command)."""
   from jbai.state import empty_stats
-  model = variance_families.refusal(family, rule.name) if builtin_rule(rule) else None
+  model = model_refusal(family, rule)
   if model is not None:
     return _RULE_HINT.sub("", model)
   try:
@@ -135,7 +147,7 @@ def resolve(family, rule, threshold) -> tuple:
   if isinstance(threshold, Threshold):
     thresholds_lib.check(threshold, family)
   stops_lib.check(threshold, rule, family)
-  model = variance_families.refusal(family, rule.name) if builtin_rule(rule) else None
+  model = model_refusal(family, rule)
   if model is not None:  # a rule that would read the true sigma through the oracle
     raise ValueError(model)
   return family, rule, threshold
