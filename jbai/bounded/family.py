@@ -161,9 +161,7 @@ def bounded(arms: tuple, points: int = histogram.DEFAULT_POINTS) -> Family:
 
 def true_means(family: Family) -> np.ndarray:
   """[K] float64, the means of the family's true laws: the `means` of its trials."""
-  return np.asarray(laws_lib.means(laws_lib.arm_laws(dict(family.params)["laws"],
-                                                      jnp.float64 if jax.config.x64_enabled
-                                                      else None)), np.float64)
+  return np.asarray([laws_lib.mean_of(law) for law in dict(family.params)["laws"]])
 
 
 def refusal(family: Family, rule_name: str):

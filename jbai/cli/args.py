@@ -76,8 +76,22 @@ def fill_defaults(args) -> None:
   if getattr(args, "rule", "") is None:
     at_budget = getattr(args, "budget", None) is not None
     args.rule = [question.budget if at_budget else question.confidence]
+  if getattr(args, "laws", None) is not None:
+    _means_of_laws(args)
   if getattr(args, "means", "") is None:
     args.means = number_list(question.means)
+
+
+def _means_of_laws(args) -> None:
+  """--means from --laws (the laws' means, the answer a trial is scored against);
+  ValueError for a bad law, or for --means that are not the laws' (idempotent)."""
+  import numpy as np
+  from jbai.bounded import laws
+  means = [laws.mean_of(law) for law in laws.parse(args.laws)]
+  if args.means is not None and not np.allclose(args.means, means, rtol=0, atol=1e-12):
+    raise ValueError(f"--laws gives the arms' means ({', '.join(f'{m:g}' for m in means)}); "
+                     "drop --means")
+  args.means = means
 
 
 def defaults_help() -> str:
@@ -289,6 +303,13 @@ def add_family_args(p):
                  help="with --unknown-variance, the costs and stop: uv, the GLR of the "
                  "unknown-variance model (default), or ev, the known-variance GLR with the "
                  "empirical variances plugged in")
+  p.add_argument("--laws", default=None,
+                 help="arms of any law in [0, 1], told to the rule and the stop by their "
+                 "support alone, one law per arm separated by ';': beta(a,b), "
+                 "bernoulli(p), discrete(v1,...,vn:p1,...,pn), e.g. "
+                 "'beta(4,2);bernoulli(0.3);discrete(0,0.5,1:0.2,0.3,0.5)'; gives the "
+                 "means; rules tcb, itcb, ebtc, ebtci, uniform; threshold bounded "
+                 "(docs/guide/unknown-law.md)")
   p.add_argument("--shape", type=number, default=None, help="Weibull shape k")
   p.add_argument("--lo", type=number, default=None, help="lower end of Theta")
   p.add_argument("--hi", type=number, default=None, help="upper end of Theta")
@@ -301,7 +322,8 @@ def add_rule_args(p):
                  "(see `jbai rules`); default, by question: " + defaults_help())
   p.add_argument("--threshold", type=name_list, default=None,
                  help="stopping threshold(s) of the GLLR stop: gk16 (default), kk, paper; "
-                 "with --unknown-variance uv or ev (default: the --glr's)")
+                 "with --unknown-variance uv or ev (default: the --glr's); with --laws bounded "
+                 "(its default)")
   p.add_argument("--stop", choices=STOPS,
                  default=None,
                  help="stopping rule: gllr (the GLLR against --threshold), confidence "
