@@ -59,13 +59,15 @@ def test_rule_stops_and_answers(rule):
 
 
 def test_which_rules_run_on_the_model():
-  """TCB, ITCB, EB-TC, EB-TCI and uniform trace on the model (nothing compiled);
+  """TCB, ITCB, EB-TC, EB-TCI and uniform trace on the model (nothing compiled),
+  and stop by default with the threshold bounded;
   tas-c (an oracle) and kl-lucb (a KL) are refused by name in one line, and the
   threshold bounded on another family."""
-  from jbai.core.inputs import rule_refusal
+  from jbai.core.inputs import resolve, rule_refusal
   fam = B.bounded_family(ARMS)
   for name in B.family.RULES:
     assert rule_refusal(fam, jbai.rules.get(name), 3) is None, name
+  assert resolve(fam, "tcb", None)[2].name == "bounded"  # the model's default threshold
   for name in ("tas-c", "kl-lucb", "ttts"):
     with pytest.raises(ValueError, match=f"'{name}' cannot run on the bounded model"):
       jbai.simulate(jax.random.key(0), fam, B.true_means(fam), name, 0.1, 2,

@@ -20,12 +20,12 @@ from jbai import families as families_lib
 from jbai import rules as rules_lib
 from jbai import stops as stops_lib
 from jbai import thresholds as thresholds_lib
+from jbai.bounded import family as bounded_family
 from jbai.core.inputs.traced import concrete, tracing
 from jbai.core.inputs.values import shown
 from jbai.families.base import Family, draw
 from jbai.rules.base import Rule
 from jbai.thresholds import Threshold
-from jbai.bounded import family as bounded_family
 from jbai.variance import families as variance_families
 
 
@@ -138,7 +138,9 @@ def resolve(family, rule, threshold) -> tuple:
     raise ValueError(f"rule {rule.name!r} samples with a fixed budget and never stops by "
                      "itself: run it to a budget with jbai.budget (jbai run --budget T)")
   if threshold is None:  # the rule's own stop (jbai.stops), else the GLLR with gk16
-    threshold = stops_lib.own_stop(rule) or "gk16"
+    # (with the bounded model's own threshold on that model: gk16 is a heuristic)
+    threshold = stops_lib.own_stop(rule) or (
+        "bounded" if family.name == bounded_family.NAME else "gk16")
   if isinstance(threshold, str):
     threshold = thresholds_lib.get(threshold)
   if not isinstance(threshold, (Threshold, stops_lib.Stop)):
