@@ -77,33 +77,24 @@ def test_which_rules_run_on_the_model():
                   threshold="bounded")
 
 
-@pytest.mark.parametrize("laws, message", [
-    ("beta(0,2);beta(1,1)", "Beta parameter a = 0.0 must be > 0"),
-    ("beta(2,-1);beta(1,1)", "Beta parameter b = -1.0 must be > 0"),
-    ("discrete(0,1:0.5,0.6);beta(1,1)", "discrete probabilities sum to 1.1, not 1"),
-    ("discrete(0,1.5:0.5,0.5);beta(1,1)", "discrete value 1.5 is outside the support"),
-    ("bernoulli(1.2);beta(1,1)", "Bernoulli mean 1.2 is outside [0, 1]"),
-    ("gauss(1);beta(1,1)", "is not beta(a,b), bernoulli(p) or discrete"),
-    ("discrete(0,1);beta(1,1)", "needs its values, ':', then their probabilities"),
-    (LAWS + "\" --rule \"tas-c", "'tas-c' cannot run on the bounded model"),
-    (LAWS + "\" --means \"0.7,0.4,0.3", "--laws gives the arms' means"),
-    (LAWS + "\" --sigma \"1", "does not take --sigma"),
-    (LAWS + "\" --top \"2", "are not built for it yet"),
+@pytest.mark.parametrize("laws, extra, message", [
+    ("beta(0,2);beta(1,1)", [], "Beta parameter a = 0.0 must be > 0"),
+    ("beta(2,-1);beta(1,1)", [], "Beta parameter b = -1.0 must be > 0"),
+    ("discrete(0,1:0.5,0.6);beta(1,1)", [], "discrete probabilities sum to 1.1, not 1"),
+    ("discrete(0,1.5:0.5,0.5);beta(1,1)", [], "discrete value 1.5 is outside the support"),
+    ("bernoulli(1.2);beta(1,1)", [], "Bernoulli mean 1.2 is outside [0, 1]"),
+    ("gauss(1);beta(1,1)", [], "is not beta(a,b), bernoulli(p) or discrete"),
+    ("discrete(0,1);beta(1,1)", [], "needs its values, ':', then their probabilities"),
+    (LAWS, ["--rule", "tas-c"], "'tas-c' cannot run on the bounded model"),
+    (LAWS, ["--threshold", "kk"], "use --threshold bounded"),
+    (LAWS, ["--means", "0.7,0.4,0.3"], "--laws gives the arms' means"),
+    (LAWS, ["--sigma", "1"], "does not take --sigma"),
+    (LAWS, ["--top", "2"], "are not built for it yet"),
 ])
-def test_cli_refusals_are_one_line_exit_2(capsys, laws, message):
-  code = cli.main(_argv(laws))
+def test_cli_refusals_are_one_line_exit_2(capsys, laws, extra, message):
+  code = cli.main(["run", "--trials", "2", "--laws", laws] + extra)
   err = capsys.readouterr().err
   assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
-
-
-def _argv(laws: str) -> list:
-  """["run", "--laws", LAWS, extra options...] from 'LAWS" --option "value'."""
-  parts = laws.split("\" ")
-  argv = ["run", "--trials", "2", "--laws", parts[0]]
-  for part in parts[1:]:
-    option, value = part.split(" \"")
-    argv += [option, value]
-  return argv
 
 
 def test_cli_parses_laws_and_the_oracle_prints_t_star(capsys):
