@@ -61,8 +61,8 @@ def test_rule_stops_and_answers(rule):
 def test_which_rules_run_on_the_model():
   """TCB, ITCB, EB-TC, EB-TCI and uniform trace on the model (nothing compiled),
   and stop by default with the threshold bounded;
-  tas-c (an oracle) and kl-lucb (a KL) are refused by name in one line, and the
-  threshold bounded on another family."""
+  tas-c (an oracle) and kl-lucb (a KL) are refused by name in one line, means that
+  are not the laws', and the threshold bounded on another family."""
   from jbai.core.inputs import resolve, rule_refusal
   fam = B.bounded_family(ARMS)
   for name in B.family.RULES:
@@ -72,6 +72,8 @@ def test_which_rules_run_on_the_model():
     with pytest.raises(ValueError, match=f"'{name}' cannot run on the bounded model"):
       jbai.simulate(jax.random.key(0), fam, B.true_means(fam), name, 0.1, 2,
                     threshold="bounded")
+  with pytest.raises(ValueError, match="the bounded model's means are its laws'"):
+    jbai.simulate(jax.random.key(0), fam, [0.7, 0.4, 0.3], "tcb", 0.1, 2)
   with pytest.raises(ValueError, match="threshold 'bounded' calibrates"):
     jbai.simulate(jax.random.key(0), jbai.families.bernoulli(), [0.5, 0.3], "tcb", 0.1, 2,
                   threshold="bounded")

@@ -164,6 +164,20 @@ def true_means(family: Family) -> np.ndarray:
   return np.asarray([laws_lib.mean_of(law) for law in dict(family.params)["laws"]])
 
 
+def check_means(family: Family, means) -> None:
+  """ValueError unless every row of `means` ([K] or [I, K]) is the bounded model's
+  laws' means (to 1e-6, a float32's rounding): its trials draw from the laws, and
+  are scored against `means`. Nothing for another family."""
+  if family.name != NAME:
+    return
+  want = true_means(family)
+  got = np.asarray(means, np.float64)
+  if got.shape[-1:] != want.shape or not np.allclose(got, want, rtol=0, atol=1e-6):
+    raise ValueError(f"the bounded model's means are its laws' "
+                     f"({', '.join(f'{m:g}' for m in want)}), got {got.tolist()}: pass "
+                     "jbai.bounded.true_means(family)")
+
+
 def refusal(family: Family, rule_name: str):
   """Why a built-in rule does not run on the bounded model, or None."""
   if family.name == NAME and rule_name not in RULES:
@@ -173,4 +187,4 @@ def refusal(family: Family, rule_name: str):
   return None
 
 
-__all__ = ["NAME", "RULES", "bounded", "probabilities", "refusal", "true_means"]
+__all__ = ["NAME", "RULES", "bounded", "check_means", "probabilities", "refusal", "true_means"]
