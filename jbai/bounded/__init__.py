@@ -13,6 +13,8 @@ the non-parametric GLR stop and the oracle T* (issue 76, bounded half).
 - `glr`: the GLR Lambda(a, b) = inf_m N_a KL_inf^-(F_a, m) + N_b KL_inf^+(F_b, m),
   its threshold, delta-correct for every law in [0, 1], and the stop.
 - `oracle`: T* and w* of an instance given its laws.
+- `family`: the model "bounded" the engine runs (`bounded_family(laws)`): the
+  histograms as a trial's statistics, KL_inf costs, the truth's oracle.
 
 Example:
   >>> from jbai import bounded
@@ -21,14 +23,16 @@ Example:
   [0.6667, 0.5]
 """
 
-from jbai.bounded import glr, histogram, kl_inf, laws, oracle
+from jbai.bounded import family, glr, histogram, kl_inf, laws, oracle
+from jbai.bounded.family import bounded as bounded_family
+from jbai.bounded.family import true_means
 from jbai.bounded.glr import PairGLR, pair_glr, should_stop, statistic, threshold
 from jbai.bounded.histogram import Histograms, check_grid, uniform_grid
 from jbai.bounded.kl_inf import KLInf, kl_inf_down, kl_inf_pair, kl_inf_up
 from jbai.bounded.laws import Laws, arm_laws, bernoulli, beta, discrete, means, sample
 from jbai.bounded.oracle import Oracle, optimal, solve
 
-__all__ = ["Histograms", "KLInf", "Laws", "Oracle", "PairGLR", "arm_laws", "bernoulli", "beta",
+__all__ = ["bounded_family", "family", "true_means", "Histograms", "KLInf", "Laws", "Oracle", "PairGLR", "arm_laws", "bernoulli", "beta",
            "check_grid", "discrete", "glr", "histogram", "kl_inf", "kl_inf_down",
            "kl_inf_pair", "kl_inf_up", "laws", "means", "optimal", "oracle", "pair_glr",
            "sample", "should_stop", "solve", "statistic", "threshold", "uniform_grid"]

@@ -13,6 +13,7 @@ the eigen-decomposition of the Jacobi matrix of the Beta weight), which integrat
 polynomials up to degree 2P - 1 exactly against Beta(a, b).
 """
 
+import re
 from typing import NamedTuple, Sequence
 
 import jax
@@ -240,3 +241,58 @@ def atoms(laws_: Laws, nodes: int = 64):
       values[i, :v.size], weights[i, :v.size] = v, np.asarray(laws_.probs[i], np.float64)
   dtype = laws_.probs.dtype
   return jnp.asarray(values, dtype), jnp.asarray(weights, dtype)
+
+
+_LAW = re.compile(r"^\s*(beta|bernoulli|discrete)\s*\((.*)\)\s*$", re.IGNORECASE)
+
+
+def _numbers(text: str, law: str) -> list:
+  try:
+    return [float(x) for x in text.split(",")]
+  except ValueError:
+    raise ValueError(f"{law}: {text.strip()!r} is not a list of numbers") from None
+
+
+def parse(text: str) -> tuple:
+  """Per-arm laws from text, the command line's --laws: laws separated by ';', each
+  `beta(a,b)`, `bernoulli(p)` or `discrete(v1,...,vn:p1,...,pn)` (values, then
+  their probabilities).
+
+  Returns:
+    A tuple of checked `Beta`/`Discrete` records; ValueError naming a bad one.
+
+  Example:
+    >>> [type(x).__name__ for x in parse("beta(4,2); discrete(0,0.5,1:0.2,0.3,0.5)")]
+    ['Beta', 'Discrete']
+  """
+  out = []
+  for part in str(text).split(";"):
+    match = _LAW.match(part)
+    if match is None:
+      raise ValueError(f"law {part.strip()!r} is not beta(a,b), bernoulli(p) or "
+                       "discrete(v1,...,vn:p1,...,pn)")
+    name, inner = match.group(1).lower(), match.group(2)
+    if name == "discrete":
+      if inner.count(":") != 1:
+        raise ValueError(f"discrete({inner}) needs its values, ':', then their probabilities")
+      values, probs = inner.split(":")
+      out.append(discrete(_numbers(values, name), _numbers(probs, name)))
+      continue
+    numbers = _numbers(inner, name)
+    size = 2 if name == "beta" else 1
+    if len(numbers) != size:
+      raise ValueError(f"{name}({inner}) takes {size} number{'s' * (size > 1)}")
+    out.append(beta(*numbers) if name == "beta" else bernoulli(*numbers))
+  return tuple(out)
+
+
+def mean_of(law) -> float:
+  """The mean of one law (`Beta` or `Discrete`), in float64 on the host.
+
+  Example:
+    >>> mean_of(beta(4, 2))
+    0.6666666666666666
+  """
+  if isinstance(law, Beta):
+    return law.a / (law.a + law.b)
+  return float(np.dot(law.values, law.probs))

@@ -85,8 +85,22 @@ def fill_defaults(args) -> None:
     args.rule = [question.budget if at_budget else question.confidence]
     if getattr(args, "arms", None) is not None:  # the linear model (docs/guide/linear.md)
       args.rule = [LINEAR_RULES[at_budget]]
+  if getattr(args, "laws", None) is not None:
+    _means_of_laws(args)
   if getattr(args, "means", "") is None and getattr(args, "arms", None) is None:
     args.means = number_list(question.means)  # with --arms, the means are X theta
+
+
+def _means_of_laws(args) -> None:
+  """--means from --laws (the laws' means, the answer a trial is scored against);
+  ValueError for a bad law, or for --means that are not the laws' (idempotent)."""
+  import numpy as np
+  from jbai.bounded import laws
+  means = [laws.mean_of(law) for law in laws.parse(args.laws)]
+  if args.means is not None and not np.allclose(args.means, means, rtol=0, atol=1e-12):
+    raise ValueError(f"--laws gives the arms' means ({', '.join(f'{m:g}' for m in means)}); "
+                     "drop --means")
+  args.means = means
 
 
 def defaults_help() -> str:
@@ -307,6 +321,13 @@ def add_family_args(p):
                  help="with --arms: theta in R^d, comma-separated")
   p.add_argument("--ridge", type=number, default=None,
                  help="with --arms: the ridge lambda > 0 of the least squares (default 1)")
+  p.add_argument("--laws", default=None,
+                 help="arms of any law in [0, 1], told to the rule and the stop by their "
+                 "support alone, one law per arm separated by ';': beta(a,b), "
+                 "bernoulli(p), discrete(v1,...,vn:p1,...,pn), e.g. "
+                 "'beta(4,2);bernoulli(0.3);discrete(0,0.5,1:0.2,0.3,0.5)'; gives the "
+                 "means; rules tcb, itcb, ebtc, ebtci, uniform; threshold bounded "
+                 "(docs/guide/unknown-law.md)")
   p.add_argument("--shape", type=number, default=None, help="Weibull shape k")
   p.add_argument("--lo", type=number, default=None, help="lower end of Theta")
   p.add_argument("--hi", type=number, default=None, help="upper end of Theta")
@@ -320,7 +341,7 @@ def add_rule_args(p):
   p.add_argument("--threshold", type=name_list, default=None,
                  help="stopping threshold(s) of the GLLR stop: gk16 (default), kk, paper; "
                  "with --unknown-variance uv or ev (default: the --glr's); linear-sn for "
-                 "the linear model (--arms)")
+                 "the linear model (--arms); with --laws bounded (its default)")
   p.add_argument("--stop", choices=STOPS,
                  default=None,
                  help="stopping rule: gllr (the GLLR against --threshold), confidence "

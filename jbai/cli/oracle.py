@@ -10,7 +10,7 @@ w(nu) at a fixed budget.
 """
 
 from jbai.cli import render
-from jbai.cli.plan import checked_deltas, family_from_args, per_arm, problem_of
+from jbai.cli.plan import checked_deltas, family_from_args, is_bounded, per_arm, problem_of
 
 
 def cmd_oracle(args) -> int:
@@ -30,6 +30,8 @@ def cmd_oracle(args) -> int:
   problem = _problem(args)
   if per_arm(family):
     return _per_arm(args, family, means, deltas)
+  if is_bounded(family):
+    return _bounded(args, family, means, deltas)
   if problem is not None:
     return _other_answer(args, problem, family, means, deltas)
   if eps is not None and args.budget:
@@ -165,4 +167,30 @@ def _per_arm(args, family, means, deltas) -> int:
       print(f"{'T*_known(nu)':<23}{out['t_star_known']:.6g}   (the variances told)")
       print(f"{'T*(nu) / T*_known(nu)':<23}{out['ratio_uv_known']:.6g}   (the cost of not "
             "knowing them)")
+  return 0
+
+
+def _bounded(args, family, means, deltas) -> int:
+  """`jbai oracle --laws ...`: T* and w* of the true laws (`jbai.bounded.optimal`,
+  KL_inf of each law, a Beta law by 64 Gauss-Jacobi atoms), in float64."""
+  import numpy as np
+  from jbai import bounded
+  from jbai.core.inputs import log_inv_delta
+  for option, given in (("--top/--above", problem_of(args) is not None),
+                        ("--eps-good", getattr(args, "eps_good", None) is not None),
+                        ("--budget", args.budget)):
+    if given:
+      raise ValueError(f"--laws has the best arm's oracle only; it does not take {option}")
+  sol = bounded.optimal(bounded.arm_laws(dict(family.params)["laws"]))
+  t_star = float(sol.t_star)
+  logs = [float(v) * t_star for v in log_inv_delta(deltas)]
+  single = len(deltas) == 1
+  out = {"family": repr(family), "laws": args.laws, "means": means,
+         "w": [float(x) for x in np.asarray(sol.w)], "gamma": 1 / t_star, "t_star": t_star,
+         "delta": deltas[0] if single else deltas, "t_star_log": logs[0] if single else logs,
+         "method": "exact", "converged": bool(sol.converged)}
+  if args.json:
+    render.print_json(out)
+  else:
+    render.print_oracle(out, logs)
   return 0

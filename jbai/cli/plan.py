@@ -21,6 +21,8 @@ def family_from_args(args):
   or --unknown-variance, a model of Gaussian arms with a sigma per arm
   (`per_arm_family`)."""
   from jbai.families import BUILTIN, get
+  if getattr(args, "laws", None) is not None:
+    return bounded_family(args)
   sigma = getattr(args, "sigma", None)
   if any(getattr(args, k, None) is not None for k in ("arms", "theta", "ridge")):
     from jbai.cli.linear import linear_from_args
@@ -68,6 +70,29 @@ def per_arm_family(args):
   return families.known_sigma(sigma, **theta)
 
 
+def bounded_family(args):
+  """Arms of any law in [0, 1] (`jbai.bounded.family`), from --laws.
+
+  Raises:
+    ValueError: one line, for a bad law (`jbai.bounded.laws.parse`), or an option of
+      another family (--sigma, --unknown-variance, --glr, --shape, --lo, --hi,
+      --family other than its default).
+  """
+  from jbai.bounded import bounded_family as build, laws
+  for option in ("sigma", "unknown_variance", "glr", "shape", "lo", "hi"):
+    if getattr(args, option, None) not in (None, False):
+      raise ValueError(f"--laws gives arms in [0, 1] by their laws; it does not take "
+                       f"--{option.replace('_', '-')}")
+  if args.family not in ("gaussian", "bounded"):  # gaussian: --family's default
+    raise ValueError(f"--laws gives arms in [0, 1] by their laws; drop --family {args.family}")
+  return build(laws.parse(args.laws))
+
+
+def is_bounded(family) -> bool:
+  """Whether the family is the bounded model of --laws."""
+  return family.name == "bounded" and dict(family.params).get("laws") is not None
+
+
 def per_arm(family) -> bool:
   """Whether the family has a sigma per arm (`per_arm_family`)."""
   return family.sample_arm is not None and dict(family.params).get("sigma") is not None
@@ -75,9 +100,12 @@ def per_arm(family) -> bool:
 
 def default_threshold(family) -> str:
   """The threshold of a run without --threshold: the unknown-variance model's own
-  (uv or ev, its --glr's: proven, `jbai.thresholds.variance`), else gk16."""
+  (uv or ev, its --glr's: proven, `jbai.thresholds.variance`), the bounded model's
+  (bounded), else gk16."""
   from jbai.cli.args import DEFAULT_RUN
   from jbai.variance.families import UNKNOWN
+  if is_bounded(family):  # the KL_inf GLR's, proven (`jbai.thresholds.bounded`)
+    return "bounded"
   return dict(family.params)["glr"] if family.name in UNKNOWN.values() else \
       DEFAULT_RUN["threshold"]
 
@@ -178,6 +206,10 @@ def plan_command(args) -> Plan:
   if per_arm(family) and getattr(args, "command", None) == "grad":
     raise ValueError("jbai grad needs a log-density per arm, which a sigma per arm (--sigma "
                      "list, --unknown-variance) does not have yet")
+  if is_bounded(family) and (problem is not None or getattr(args, "eps_good", None)
+                             is not None or getattr(args, "command", None) == "grad"):
+    raise ValueError("--laws asks for the best arm at a confidence: --top, --above, "
+                     "--eps-good and jbai grad are not built for it yet")
   check_table(family, args.means, problem=problem)
   deltas = checked_deltas(args.delta or delta_list(DEFAULT_RUN["delta"]))
   if getattr(args, "command", None) == "grad" and not all(isinstance(d, float) for d in deltas):

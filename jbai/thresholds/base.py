@@ -36,7 +36,7 @@ from jbai.families.base import Family
 
 # Thresholds in the order they are suggested when one does not apply: proven
 # ones first, the heuristic last.
-PREFERRED = ("linear-sn", "kk", "uv", "ev", "paper", "gk16")
+PREFERRED = ("linear-sn", "kk", "uv", "ev", "bounded", "paper", "gk16")
 
 # The Gaussian models whose pair bound is the Gaussian one of Jourdan et al. (2022),
 # each arm's deviation normalised by its own known sigma (`kk`'s calibration).
@@ -128,6 +128,9 @@ def _reason(name: str, family: Family) -> Optional[str]:
     fits = [f for f, names in UNKNOWN_VARIANCE.items() if name in names]
     return (f"threshold {name!r} calibrates the GLR of Gaussian arms with unknown "
             f"variances (families {', '.join(fits)}), not the {family.name!r} family")
+  elif name == "bounded" and family.name != "bounded":
+    return (f"threshold 'bounded' calibrates the KL_inf GLR of arms in [0, 1] (family "
+            f"bounded, --laws), not the {family.name!r} family")
   elif name == "kk" and not family.exponential:
     return (f"threshold 'kk' is proven for one-parameter exponential families, and "
             f"the {family.name!r} family is not one (family.exponential is False)")
@@ -146,6 +149,7 @@ def refusal(threshold: Threshold, family: Family) -> Optional[str]:
   * `ev` is proven for the unknown-variance models' EV-GLR and GLR (families
     gaussian-ev and gaussian-uv), `uv` for the GLR alone (gaussian-uv).
   * `linear-sn` is the linear model's (`jbai.thresholds.linear`).
+  * `bounded` is proven for the bounded model's KL_inf GLR (family bounded) alone.
   * `gk16` (a heuristic) and thresholds unknown to this module apply to every
     family.
 

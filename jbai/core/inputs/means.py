@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jbai import problems as problems_lib
+from jbai.bounded import family as bounded_family
 from jbai.families.base import Family, check_means
 
 
@@ -20,11 +21,14 @@ def check_table(family: Family, means, dtype=None, problem=None) -> np.ndarray:
   """Concrete means checked (`jbai.families.base.check_means`, ties judged in
   the simulation's float dtype too), as a float64 array; for a question beyond the
   best arm (`problem`), its own identifiability instead of a unique best arm
-  (`jbai.problems.check`)."""
+  (`jbai.problems.check`); for the bounded model, the means of its laws."""
   dtype = dtype or jnp.result_type(float)
   if problem is not None:
-    return problems_lib.check(problem, family, means, dtype)
-  return check_means(family, means, dtype=dtype)
+    table = problems_lib.check(problem, family, means, dtype)
+  else:
+    table = check_means(family, means, dtype=dtype)
+  bounded_family.check_means(family, table)  # the bounded model's are its laws'
+  return table
 
 
 def check_separable(family: Family, table: np.ndarray) -> list:

@@ -5,7 +5,7 @@ refusing a threshold or stop that does not apply to the family or rule; a
 rule of the user's (any object with `init` and `select`) runs as a `Rule`, its
 arms checked on a trial's first steps (`check_rule_arms`), and `rule_refusal`
 says why a rule does not apply to a family, found by tracing its `select` (and,
-on the unknown-variance model, by name: `jbai.variance.families.refusal`).
+on the unknown-variance and bounded models, by name: `model_refusal`).
 """
 
 import functools
@@ -20,6 +20,7 @@ from jbai import families as families_lib
 from jbai import rules as rules_lib
 from jbai import stops as stops_lib
 from jbai import thresholds as thresholds_lib
+from jbai.bounded import family as bounded_family
 from jbai.core.inputs.traced import concrete, tracing
 from jbai.core.inputs.values import shown
 from jbai.families.base import Family, draw
@@ -89,6 +90,17 @@ _RULE_HINT = re.compile(r";\s*use\b.*$")
 
 
 @functools.lru_cache(maxsize=256)
+def model_refusal(family, rule) -> Optional[str]:
+  """Why a built-in rule does not run on a model that refuses rules by name (the
+  unknown-variance Gaussian one, `jbai.variance.families.refusal`; the bounded one,
+  `jbai.bounded.family.refusal`: rules that would read the truth through the
+  oracle), or None."""
+  if not builtin_rule(rule):
+    return None
+  return (variance_families.refusal(family, rule.name)
+          or bounded_family.refusal(family, rule.name))
+
+
 def rule_refusal(family, rule, num_arms: int) -> Optional[str]:
   """Why `rule` does not apply to `family` (None when it does), found by tracing
   its `select` on abstract values at the run's `num_arms` arms (no compilation):
@@ -97,7 +109,7 @@ def rule_refusal(family, rule, num_arms: int) -> Optional[str]:
   command)."""
   from jbai.linear.family import is_linear, rule_refusal as linear_refusal
   from jbai.state import empty_stats
-  model = variance_families.refusal(family, rule.name) if builtin_rule(rule) else None
+  model = model_refusal(family, rule)
   if model is not None:
     return _RULE_HINT.sub("", model)
   if is_linear(family) and linear_refusal(rule) is not None:
@@ -129,7 +141,9 @@ def resolve(family, rule, threshold) -> tuple:
     raise ValueError(f"rule {rule.name!r} samples with a fixed budget and never stops by "
                      "itself: run it to a budget with jbai.budget (jbai run --budget T)")
   if threshold is None:  # the rule's own stop (jbai.stops), else the GLLR with gk16
-    threshold = stops_lib.own_stop(rule) or "gk16"
+    # (with the bounded model's own threshold on that model: gk16 is a heuristic)
+    threshold = stops_lib.own_stop(rule) or (
+        "bounded" if family.name == bounded_family.NAME else "gk16")
   if isinstance(threshold, str):
     threshold = thresholds_lib.get(threshold)
   if not isinstance(threshold, (Threshold, stops_lib.Stop)):
@@ -138,7 +152,7 @@ def resolve(family, rule, threshold) -> tuple:
   if isinstance(threshold, Threshold):
     thresholds_lib.check(threshold, family)
   stops_lib.check(threshold, rule, family)
-  model = variance_families.refusal(family, rule.name) if builtin_rule(rule) else None
+  model = model_refusal(family, rule)
   if model is not None:  # a rule that would read the true sigma through the oracle
     raise ValueError(model)
   return family, rule, threshold
