@@ -147,8 +147,15 @@ def command_lines():
   for page in PAGES:
     for start, code, _ in blocks(page, "bash"):
       for i, line in enumerate(code.splitlines()):
-        for part in re.split(r"&&|;", line):
-          words = shlex.split(part, comments=True)
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&")
+        lexer.whitespace_split, lexer.commenters = True, "#"
+        parts, words = [], []
+        for word in lexer:  # `;` and `&&` outside quotes end a command
+          if word in (";", "&&"):
+            parts, words = parts + [words], []
+          else:
+            words.append(word)
+        for words in parts + [words]:
           if words and words[0] == "jbai":
             out.append((name(page), start + i, words[1:]))
   return out

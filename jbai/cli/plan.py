@@ -16,10 +16,10 @@ PREFERRED_RULES = ("ebtci", "ebtc", "itcb", "tcb")
 
 
 def family_from_args(args):
-  """Builds the family from --family and its parameter options: the linear family
-  of --arms and --theta (`linear_from_args`); with a --sigma list of several values
-  or --unknown-variance, a model of Gaussian arms with a sigma per arm
-  (`per_arm_family`)."""
+  """Builds the family from --family and its parameter options: the bounded model of
+  --laws (`bounded_family`); the linear family of --arms and --theta
+  (`linear_from_args`); with a --sigma list of several values or --unknown-variance,
+  a model of Gaussian arms with a sigma per arm (`per_arm_family`)."""
   from jbai.families import BUILTIN, get
   if getattr(args, "laws", None) is not None:
     return bounded_family(args)
@@ -79,7 +79,8 @@ def bounded_family(args):
       --family other than its default).
   """
   from jbai.bounded import bounded_family as build, laws
-  for option in ("sigma", "unknown_variance", "glr", "shape", "lo", "hi"):
+  for option in ("sigma", "unknown_variance", "glr", "shape", "lo", "hi", "arms", "theta",
+                 "ridge"):
     if getattr(args, option, None) not in (None, False):
       raise ValueError(f"--laws gives arms in [0, 1] by their laws; it does not take "
                        f"--{option.replace('_', '-')}")
