@@ -107,8 +107,11 @@ def reference(tmp_path_factory):
   return spec, tmp / "ref"
 
 
-@pytest.mark.slow  # two jobs of processes, each compiling its share: 114 s (shared 2 vCPUs)
-def test_two_then_three_processes_give_the_bytes_of_one(tmp_path, reference):
+@pytest.mark.slow  # three jobs of processes, each compiling its share: about 3 min
+def test_processes_give_the_bytes_of_one_and_resume_after_a_kill(tmp_path, reference):
+  """Two processes, then three, give the one-process run's tables; then a job killed
+  part-way resumes on two (`_killed_then_rerun_on_two`). One test, so that one
+  worker runs the reference and no two jobs of processes share the CPU."""
   spec, ref = reference
   for n in (2, 3):
     out = tmp_path / f"n{n}"
@@ -122,15 +125,13 @@ def test_two_then_three_processes_give_the_bytes_of_one(tmp_path, reference):
     for i in range(n):  # each process its own share: job j when j mod n == i
       lines = (out / f"runs.shard-{i}-of-{n}.jsonl").read_text().splitlines()
       assert len(lines) == len(range(i, 3, n))
+  _killed_then_rerun_on_two(spec, ref, tmp_path / "killed")
 
 
-@pytest.mark.slow  # a job killed part-way and a job rerun: 60 s on a shared 2-vCPU machine
-def test_a_killed_process_then_a_rerun_on_two_gives_the_same_bytes(tmp_path, reference):
+def _killed_then_rerun_on_two(spec, ref, out):
   """Three processes; once one job is stored, process 1 is killed (SIGKILL: its
   process of the job dies with it), then the others, as a scheduler ends a job
   whose task died; the same command on two processes resumes."""
-  spec, ref = reference
-  out = tmp_path / "out"
   procs = start(spec, out, 3, free_port())
   deadline = time.time() + 300
   stored = lambda: sum(len(open(os.path.join(out, f)).read().splitlines())  # jobs stored
@@ -153,8 +154,8 @@ def test_a_killed_process_then_a_rerun_on_two_gives_the_same_bytes(tmp_path, ref
 
 
 @pytest.mark.slow  # a subprocess that imports JAX and waits out a 2 s timeout: 15 s
-def test_a_coordinator_that_cannot_be_reached_is_one_line_and_exit_2(tmp_path, reference):
-  spec, _ = reference
+def test_a_coordinator_that_cannot_be_reached_is_one_line_and_exit_2(tmp_path):
+  spec = write(tmp_path, SPEC)
   port = free_port()  # nobody listens there
   t0 = time.time()
   proc = subprocess.run(
