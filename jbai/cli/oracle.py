@@ -70,7 +70,6 @@ def _linear(args, family, means, deltas) -> int:
   """`jbai oracle --arms X --theta THETA`: T* and w* of the linear model by
   `jbai.linear.linear_solve` (its ascent, polish and certificate, in float64)."""
   import numpy as np
-  from jbai.core.inputs import log_inv_delta
   from jbai.linear import linear_solve, spec_of
   for option, given in (("--eps-good", getattr(args, "eps_good", None) is not None),
                         ("--top", getattr(args, "top", None) is not None),
@@ -81,13 +80,12 @@ def _linear(args, family, means, deltas) -> int:
   spec = spec_of(family)
   sol = linear_solve(np.asarray(spec.features), np.asarray(args.theta, float), spec.sigma)
   t_star = float(sol.t_star)
-  logs = [float(v) * t_star for v in log_inv_delta(deltas)]
-  single = len(deltas) == 1
+  logs, at_deltas = _at_deltas(t_star, deltas)
   out = {"family": repr(family), "arms": spec.features.tolist(),
          "theta": [float(v) for v in args.theta], "means": means,
          "w": [float(x) for x in np.asarray(sol.w)], "gamma": float(sol.gamma),
          "t_star": t_star, "gap": float(sol.gap), "converged": bool(sol.converged),
-         "delta": deltas[0] if single else deltas, "t_star_log": logs[0] if single else logs,
+         **at_deltas,
          "method": "linear"}
   if args.json:
     render.print_json(out)
@@ -115,15 +113,13 @@ def _other_answer(args, problem, family, means, deltas) -> int:
   """`jbai oracle --top M` or `--above LEVEL`: T*, w* and the answer set."""
   import numpy as np
   from jbai import problems
-  from jbai.core.inputs import log_inv_delta
   sol = problems.oracle(problem, family, np.asarray(means))
   t_star = float(sol.t_star)
-  logs = [float(v) * t_star for v in log_inv_delta(deltas)]
-  single = len(deltas) == 1
+  logs, at_deltas = _at_deltas(t_star, deltas)
   out = {"family": repr(family), "means": means, "problem": repr(problem),
          "w": [float(x) for x in np.asarray(sol.w)], "gamma": 1 / t_star, "t_star": t_star,
          "answer": [int(i) for i in np.flatnonzero(np.asarray(sol.answer))],
-         "delta": deltas[0] if single else deltas, "t_star_log": logs[0] if single else logs,
+         **at_deltas,
          "method": "exact"}
   if args.json:
     render.print_json(out)
@@ -139,7 +135,6 @@ def _per_arm(args, family, means, deltas) -> int:
   (`jbai.variance.cost_of_not_knowing`)."""
   import numpy as np
   from jbai import variance
-  from jbai.core.inputs import log_inv_delta
   for option, given in (("--top/--above", problem_of(args) is not None),
                         ("--eps-good", getattr(args, "eps_good", None) is not None),
                         ("--budget", args.budget)):
@@ -151,11 +146,10 @@ def _per_arm(args, family, means, deltas) -> int:
   unknown = bool(args.unknown_variance)
   sol = uv if unknown else known
   t_star = float(sol.t_star)
-  logs = [float(v) * t_star for v in log_inv_delta(deltas)]
-  single = len(deltas) == 1
+  logs, at_deltas = _at_deltas(t_star, deltas)
   out = {"family": repr(family), "means": means, "sigma": list(sigma),
          "w": [float(x) for x in np.asarray(sol.w)], "gamma": 1 / t_star, "t_star": t_star,
-         "delta": deltas[0] if single else deltas, "t_star_log": logs[0] if single else logs,
+         **at_deltas,
          "method": "exact"}
   if unknown:
     out.update({"t_star_known": float(known.t_star), "ratio_uv_known": float(ratio)})
@@ -175,7 +169,6 @@ def _bounded(args, family, means, deltas) -> int:
   KL_inf of each law, a Beta law by 64 Gauss-Jacobi atoms), in float64."""
   import numpy as np
   from jbai import bounded
-  from jbai.core.inputs import log_inv_delta
   for option, given in (("--top/--above", problem_of(args) is not None),
                         ("--eps-good", getattr(args, "eps_good", None) is not None),
                         ("--budget", args.budget)):
@@ -183,14 +176,23 @@ def _bounded(args, family, means, deltas) -> int:
       raise ValueError(f"--laws has the best arm's oracle only; it does not take {option}")
   sol = bounded.optimal(bounded.arm_laws(dict(family.params)["laws"]))
   t_star = float(sol.t_star)
-  logs = [float(v) * t_star for v in log_inv_delta(deltas)]
-  single = len(deltas) == 1
+  logs, at_deltas = _at_deltas(t_star, deltas)
   out = {"family": repr(family), "laws": args.laws, "means": means,
          "w": [float(x) for x in np.asarray(sol.w)], "gamma": 1 / t_star, "t_star": t_star,
-         "delta": deltas[0] if single else deltas, "t_star_log": logs[0] if single else logs,
+         **at_deltas,
          "method": "exact", "converged": bool(sol.converged)}
   if args.json:
     render.print_json(out)
   else:
     render.print_oracle(out, logs)
   return 0
+
+
+def _at_deltas(t_star: float, deltas: list) -> tuple:
+  """(T* log(1/delta) for each delta, the record's "delta" and "t_star_log": one
+  value each for one delta, else lists)."""
+  from jbai.core.inputs import log_inv_delta
+  logs = [float(v) * t_star for v in log_inv_delta(deltas)]
+  single = len(deltas) == 1
+  return logs, {"delta": deltas[0] if single else deltas,
+                "t_star_log": logs[0] if single else logs}
