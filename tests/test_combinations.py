@@ -11,6 +11,7 @@ import pytest
 
 import jbai
 from jbai import cli, families, rules, thresholds
+from jbai.linear.family import LINEAR_ONLY
 
 from helpers import assert_delta_correct
 
@@ -82,9 +83,11 @@ def test_every_refusal_suggests_a_combination_that_is_accepted():
         f"{(family, threshold, rule)} points to the refused {alt}"
     assert len(plan(argv_of(*alt))) == 1
   # The circle: kk is proven for Weibull rewards (exponential in x^k). The
-  # rules that sample with a fixed budget are refused without --budget, everywhere.
+  # rules that sample with a fixed budget are refused without --budget, everywhere;
+  # the linear model's own rules on every built-in family.
   assert not any(k[:2] == ("weibull", "kk") and not own_stop(k[2]) and not budget_only(k[2])
-                 for k in found)
+                 and k[2] not in LINEAR_ONLY for k in found)
+  assert all(k in found for k in COMBINATIONS if k[2] in LINEAR_ONLY)
   assert all(k in found for k in COMBINATIONS if budget_only(k[2]))
   assert ("weibull", "paper", "tcb") in found
   assert found["weibull", "paper", "tcb"][1] == ("weibull", "kk", "tcb", None)

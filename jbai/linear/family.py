@@ -259,6 +259,7 @@ def _build(arms: Arms, sigma: float, ridge: float) -> Family:
 RULES = frozenset({"tcb", "itcb", "uniform", "t3c", "ebtc", "ebtci", "best-challenger",
                    "tas-c", "tas-d", "t3c-tuned", "xy-static", "lingape", "tcb-linear"})
 EXACT_ORACLE = frozenset({"tas-c", "tas-d", "best-challenger", "t3c-tuned"})
+LINEAR_ONLY = frozenset({"xy-static", "lingape", "tcb-linear"})  # they refuse every other family
 
 
 def rule_refusal(rule) -> Optional[str]:
@@ -279,5 +280,5 @@ def rule_refusal(rule) -> Optional[str]:
   return None
 
 
-__all__ = ["Arms", "LinearSpec", "NAME", "RULES", "check_features", "design_inverse", "is_linear",
+__all__ = ["Arms", "LINEAR_ONLY", "LinearSpec", "NAME", "RULES", "check_features", "design_inverse", "is_linear",
            "linear_family", "linear_means", "rule_refusal", "spec_of"]
