@@ -89,7 +89,6 @@ def builtin_rule(rule: Rule) -> bool:
 _RULE_HINT = re.compile(r";\s*use\b.*$")
 
 
-@functools.lru_cache(maxsize=256)
 def model_refusal(family, rule) -> Optional[str]:
   """Why a built-in rule does not run on a model that refuses rules by name (the
   unknown-variance Gaussian one, `jbai.variance.families.refusal`; the bounded one,
@@ -101,6 +100,7 @@ def model_refusal(family, rule) -> Optional[str]:
           or bounded_family.refusal(family, rule.name))
 
 
+@functools.lru_cache(maxsize=256)
 def rule_refusal(family, rule, num_arms: int) -> Optional[str]:
   """Why `rule` does not apply to `family` (None when it does), found by tracing
   its `select` on abstract values at the run's `num_arms` arms (no compilation):
