@@ -178,6 +178,14 @@ def design_inverse(family: Family, counts: jax.Array, dtype) -> tuple:
   return x, 0.5 * (v_inv + v_inv.T)
 
 
+def direction_gain(x: jax.Array, v_inv: jax.Array, y: jax.Array, sigma: float) -> jax.Array:
+  """[K] how much one more pull of each arm shrinks ||y||^2_{V^-1} (Sherman-Morrison):
+  (x_a^T V^-1 y)^2 / (sigma^2 + x_a^T V^-1 x_a), the greedy selection of LinGapE
+  (Xu et al. 2018, eq. (9)) that `lingape` and `tcb-linear` pull by."""
+  u = x @ (v_inv @ y)
+  return u ** 2 / (sigma ** 2 + jnp.einsum("ka,ab,kb->k", x, v_inv, x))
+
+
 def _design(x, w, var, ridge):
   """[..., d, d] lambda I + X^T diag(w / sigma^2) X."""
   eye = jnp.eye(x.shape[1], dtype=x.dtype)
@@ -280,5 +288,6 @@ def rule_refusal(rule) -> Optional[str]:
   return None
 
 
-__all__ = ["Arms", "LINEAR_ONLY", "LinearSpec", "NAME", "RULES", "check_features", "design_inverse", "is_linear",
+__all__ = ["Arms", "LINEAR_ONLY", "LinearSpec", "NAME", "RULES", "check_features", "design_inverse",
+           "direction_gain", "is_linear",
            "linear_family", "linear_means", "rule_refusal", "spec_of"]

@@ -34,7 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jbai.builders import cached
-from jbai.linear.family import design_inverse, spec_of
+from jbai.linear.family import design_inverse, direction_gain, spec_of
 from jbai.rules.base import Rule, hyper, least_sampled
 from jbai.ties import argmax_random_ties
 
@@ -62,9 +62,7 @@ def _select(key, family, arm_stats, state):
   index = jnp.where(jnp.arange(num_arms) == lead, -jnp.inf, index)
   challenger = argmax_random_ties(k_ch, index)
   gap = y[challenger]                                           # y_t
-  u = x @ (v_inv @ gap)                                         # x_a^T V^-1 y_t
-  shrink = u ** 2 / (spec.sigma ** 2 + jnp.einsum("ka,ab,kb->k", x, v_inv, x))
-  arm = argmax_random_ties(k_arm, shrink)
+  arm = argmax_random_ties(k_arm, direction_gain(x, v_inv, gap, spec.sigma))
   first = jnp.min(arm_stats.counts) == 0
   return jnp.where(first, least_sampled(arm_stats.counts), arm).astype(jnp.int32), state
 

@@ -37,7 +37,7 @@ import jax
 import jax.numpy as jnp
 
 from jbai.builders import cached
-from jbai.linear.family import design_inverse, spec_of
+from jbai.linear.family import design_inverse, direction_gain, spec_of
 from jbai.rules.base import Rule, least_sampled, no_state, under_explored
 from jbai.ties import argmax_random_ties
 from jbai.transport import pair_costs
@@ -54,9 +54,7 @@ def _select(key, family, arm_stats, state):
   costs = pair_costs(family, arm_stats.counts.astype(dtype), arm_stats.mean, lead)
   challenger = argmax_random_ties(k_ch, -costs)
   y = x[lead] - x[challenger]                                   # the challenger's direction
-  u = x @ (v_inv @ y)                                           # x_a^T V^-1 y
-  gain = u ** 2 / (spec.sigma ** 2 + jnp.einsum("ka,ab,kb->k", x, v_inv, x))
-  arm = argmax_random_ties(k_arm, gain)
+  arm = argmax_random_ties(k_arm, direction_gain(x, v_inv, y, spec.sigma))
   forced = under_explored(arm_stats.counts, arm_stats.t)
   return jnp.where(forced, least_sampled(arm_stats.counts), arm).astype(jnp.int32), state
 
